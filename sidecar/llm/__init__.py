@@ -1,0 +1,1 @@
+"""The LLM layer: DSPy signatures, LM configuration and the planner the graph calls."""

@@ -1,0 +1,106 @@
+"""The `run/event` notification and its event union, discriminated on `type`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import Field
+
+from sidecar.protocol.models import ErrorInfo, InterruptInfo, MessageInfo, WireModel
+
+
+class RunStarted(WireModel):
+    type: Literal["run_started"] = "run_started"
+    resumed: bool = False
+
+
+class NodeStarted(WireModel):
+    type: Literal["node_started"] = "node_started"
+    node: str
+
+
+class NodeFinished(WireModel):
+    type: Literal["node_finished"] = "node_finished"
+    node: str
+
+
+class Token(WireModel):
+    type: Literal["token"] = "token"
+    text: str
+
+
+class MessageEvent(WireModel):
+    type: Literal["message"] = "message"
+    message: MessageInfo
+
+
+class ToolCall(WireModel):
+    type: Literal["tool_call"] = "tool_call"
+    call_id: str
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+class ToolProgress(WireModel):
+    type: Literal["tool_progress"] = "tool_progress"
+    call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class ToolResult(WireModel):
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    is_error: bool
+    content: str
+
+
+class InterruptEvent(WireModel):
+    type: Literal["interrupt"] = "interrupt"
+    interrupt: InterruptInfo
+
+
+class RunFinished(WireModel):
+    """The run stopped cleanly: the turn completed, or it waits on the interrupts sent before."""
+
+    type: Literal["run_finished"] = "run_finished"
+    outcome: Literal["completed", "interrupted"] = "completed"
+
+
+class RunFailed(WireModel):
+    type: Literal["run_failed"] = "run_failed"
+    error: ErrorInfo
+
+
+class RunCancelled(WireModel):
+    type: Literal["run_cancelled"] = "run_cancelled"
+
+
+RunEventBody: TypeAlias = Annotated[
+    RunStarted
+    | NodeStarted
+    | NodeFinished
+    | Token
+    | MessageEvent
+    | ToolCall
+    | ToolProgress
+    | ToolResult
+    | InterruptEvent
+    | RunFinished
+    | RunFailed
+    | RunCancelled,
+    Field(discriminator="type"),
+]
+
+TERMINAL_EVENT_TYPES = frozenset({"run_finished", "run_failed", "run_cancelled"})
+
+
+class RunEventParams(WireModel):
+    """Params of the `run/event` notification. `seq` increases by one per run, from 0."""
+
+    run_id: str
+    thread_id: str
+    seq: int
+    event: RunEventBody

@@ -1,0 +1,127 @@
+"""Every wire method, declared once: its params and result models, and the method table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field
+
+from sidecar.protocol.events import RunEventParams
+from sidecar.protocol.models import (
+    InterruptInfo,
+    MessageInfo,
+    SettingsInfo,
+    ThreadInfo,
+    ThreadStatus,
+    ToolInfo,
+    WireModel,
+)
+
+PROTOCOL_VERSION = "1.0"
+
+
+class Empty(WireModel):
+    """Params or result with no fields."""
+
+
+class InitializeParams(WireModel):
+    client_name: str
+    client_version: str = ""
+    protocol_version: str = PROTOCOL_VERSION
+
+
+class InitializeResult(WireModel):
+    protocol_version: str
+    server_version: str
+    data_dir: str
+    model_configured: bool
+
+
+class ThreadCreateParams(WireModel):
+    title: str = Field(default="New thread", max_length=200)
+
+
+class ThreadRef(WireModel):
+    thread_id: str
+
+
+class ThreadListResult(WireModel):
+    threads: tuple[ThreadInfo, ...]
+
+
+class ThreadGetParams(WireModel):
+    thread_id: str
+    limit: int = Field(default=500, ge=1, le=10_000, description="Most recent messages to return.")
+
+
+class ThreadGetResult(WireModel):
+    thread: ThreadInfo
+    messages: tuple[MessageInfo, ...]
+    interrupts: tuple[InterruptInfo, ...]
+    status: ThreadStatus
+    last_error: str | None = None
+
+
+class ThreadRenameParams(WireModel):
+    thread_id: str
+    title: str = Field(min_length=1, max_length=200)
+
+
+class RunStartParams(WireModel):
+    thread_id: str
+    text: str = Field(min_length=1, max_length=200_000)
+
+
+class RunRef(WireModel):
+    run_id: str
+
+
+class RunResumeParams(WireModel):
+    thread_id: str
+    interrupt_id: str
+    value: dict[str, Any]
+
+
+class ToolListResult(WireModel):
+    tools: tuple[ToolInfo, ...]
+
+
+class SettingsSetParams(WireModel):
+    """Only the fields present change. `api_key` goes to the OS keyring, never to disk here;
+    an empty string removes it."""
+
+    model: str | None = None
+    api_base: str | None = None
+    workspace: str | None = None
+    api_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    params: type[WireModel]
+    result: type[WireModel]
+    doc: str
+
+
+METHODS: dict[str, MethodSpec] = {
+    "initialize": MethodSpec(InitializeParams, InitializeResult, "Handshake; first request."),
+    "ping": MethodSpec(Empty, Empty, "Liveness check."),
+    "shutdown": MethodSpec(Empty, Empty, "Stop runs, close servers, exit after replying."),
+    "thread/create": MethodSpec(ThreadCreateParams, ThreadInfo, "Create a thread."),
+    "thread/list": MethodSpec(Empty, ThreadListResult, "All threads, newest first."),
+    "thread/get": MethodSpec(ThreadGetParams, ThreadGetResult, "A thread with its history."),
+    "thread/rename": MethodSpec(ThreadRenameParams, ThreadInfo, "Rename a thread."),
+    "thread/delete": MethodSpec(ThreadRef, Empty, "Delete a thread and everything under it."),
+    "run/start": MethodSpec(RunStartParams, RunRef, "Start a turn with an author message."),
+    "run/resume": MethodSpec(RunResumeParams, RunRef, "Answer a pending interrupt."),
+    "run/retry": MethodSpec(ThreadRef, RunRef, "Continue a failed or cancelled turn."),
+    "run/cancel": MethodSpec(ThreadRef, Empty, "Cancel the thread's running turn."),
+    "tool/list": MethodSpec(Empty, ToolListResult, "Tools the agent can use."),
+    "settings/get": MethodSpec(Empty, SettingsInfo, "Current settings."),
+    "settings/set": MethodSpec(SettingsSetParams, SettingsInfo, "Change settings."),
+}
+
+NOTIFICATIONS: dict[str, type[WireModel]] = {
+    "run/event": RunEventParams,
+}

@@ -1,0 +1,25 @@
+"""Test-wide fixtures: anyio on asyncio, Qt offscreen, an isolated data dir per test."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh ATRIUM_DATA_DIR for the test, so nothing touches the author's real data."""
+    path = tmp_path / "data"
+    path.mkdir()
+    monkeypatch.setenv("ATRIUM_DATA_DIR", str(path))
+    yield path
