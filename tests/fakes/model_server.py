@@ -1,0 +1,448 @@
+"""Scripted model servers: real model-API wire formats on 127.0.0.1, driven by a per-test script.
+
+No real model is reachable in tests, so every client (LiteLLM, Claude Code, Codex) is pointed at a
+`ScriptedModelServer`. A test queues `Reply` values; each generation request pops the next one (or
+asks a callable), and the dialect module renders it in the real wire format, streaming or not.
+Every request is recorded so tests can assert on what the client actually sent.
+
+    with ScriptedModelServer(OpenAIChatDialect(), [Reply.text("hi")]) as server:
+        call_client(base_url=server.url + "/v1")
+        assert server.generation_requests[0].body["model"] == "scripted"
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import select
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Protocol
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool/function call the scripted model makes. `arguments` may be pre-encoded JSON."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str | None = None
+    namespace: str | None = None  # Responses API MCP form: {"namespace": "mcp__x", "name": "t"}
+
+    def arguments_json(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the scripted model answers to one generation request.
+
+    Build with the class methods; gate with `.after(event)` / `.delayed(seconds)`.
+    """
+
+    content: str | None = None  # assistant text
+    calls: tuple[ToolCall, ...] = ()  # tool calls, after the text
+    reasoning: str | None = None  # rendered only by dialects that support it
+    finish_reason: str | None = None  # dialect default when None (stop / tool_calls / end_turn)
+    usage: dict[str, int] | None = None  # {"input_tokens": n, "output_tokens": m} overrides
+    chunk_size: int = 8  # streaming: characters per text / arguments delta
+    error_status: int | None = None
+    error_body: Any = None  # dict (JSON) or None for the dialect's default error body
+    error_headers: tuple[tuple[str, str], ...] = ()
+    raw_body: bytes | None = None  # sent verbatim as the body (with error_status or 200)
+    raw_content_type: str = "application/json"
+    disconnect: bool = False  # close the socket without any response
+    gate: threading.Event | None = None
+    gate_mid_stream: bool = False  # streaming: pause after the stream preamble, not before
+    delay: float = 0.0
+
+    @classmethod
+    def text(cls, text: str, **kw: Any) -> Reply:
+        """A plain assistant text answer."""
+        return cls(content=text, **kw)
+
+    @classmethod
+    def tool_call(
+        cls,
+        name: str,
+        arguments: dict[str, Any] | str | None = None,
+        *,
+        id: str | None = None,
+        namespace: str | None = None,
+        text: str | None = None,
+        **kw: Any,
+    ) -> Reply:
+        """One tool call (optionally preceded by assistant text)."""
+        call = ToolCall(name, {} if arguments is None else arguments, id, namespace)
+        return cls(content=text, calls=(call,), **kw)
+
+    @classmethod
+    def tool_calls(cls, calls: Iterable[ToolCall], *, text: str | None = None) -> Reply:
+        """Several parallel tool calls in one turn."""
+        return cls(content=text, calls=tuple(calls))
+
+    @classmethod
+    def error(
+        cls, status: int, body: Any = None, *, headers: dict[str, str] | None = None
+    ) -> Reply:
+        """An HTTP error; body None means the dialect's real error envelope."""
+        return cls(
+            error_status=status, error_body=body, error_headers=tuple((headers or {}).items())
+        )
+
+    @classmethod
+    def raw(
+        cls, body: bytes, *, status: int = 200, content_type: str = "application/json"
+    ) -> Reply:
+        """Verbatim bytes (malformed payloads, truncated streams)."""
+        return cls(raw_body=body, error_status=status, raw_content_type=content_type)
+
+    @classmethod
+    def drop(cls) -> Reply:
+        """Close the connection without answering."""
+        return cls(disconnect=True)
+
+    @classmethod
+    def hang(cls, release: threading.Event, then: Reply | None = None) -> Reply:
+        """Block until `release` is set (or the server stops), then send `then` or disconnect.
+
+        For cancel tests: the server notices when the client gives up (see `client_disconnected`).
+        """
+        return (then or cls.drop()).after(release)
+
+    def after(self, release: threading.Event, *, mid_stream: bool = False) -> Reply:
+        """Hold this reply until `release` is set; mid_stream pauses after the stream starts."""
+        return replace(self, gate=release, gate_mid_stream=mid_stream)
+
+    def delayed(self, seconds: float) -> Reply:
+        return replace(self, delay=seconds)
+
+
+Responder = Reply | Callable[["RecordedRequest"], Reply]
+
+
+@dataclass
+class RecordedRequest:
+    """One HTTP request as the fake saw it (body parsed as JSON when possible)."""
+
+    method: str
+    path: str  # without the query string
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-cased names
+    raw: bytes
+    body: Any  # parsed JSON, or None
+    is_generation: bool = False
+    client_disconnected: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def stream(self) -> bool:
+        return isinstance(self.body, dict) and bool(self.body.get("stream"))
+
+
+class Exchange:
+    """The dialect's handle on one request: write JSON, SSE events, or pause mid-stream."""
+
+    def __init__(self, handler: _Handler, request: RecordedRequest, reply: Reply | None) -> None:
+        self._h = handler
+        self.request = request
+        self.reply = reply
+        self._stream_started = False
+
+    @property
+    def stopping(self) -> threading.Event:
+        return self._h.server.stopping  # type: ignore[attr-defined]
+
+    def send_json(self, status: int, obj: Any, headers: Iterable[tuple[str, str]] = ()) -> None:
+        self.send_bytes(status, json.dumps(obj).encode(), "application/json", headers)
+
+    def send_bytes(
+        self,
+        status: int,
+        data: bytes,
+        content_type: str,
+        headers: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        h = self._h
+        h.send_response(status)
+        h.send_header("content-type", content_type)
+        h.send_header("content-length", str(len(data)))
+        for k, v in headers:
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(data)
+        h.wfile.flush()
+
+    def start_stream(self) -> None:
+        """Send SSE headers; the connection closes when the handler returns."""
+        h = self._h
+        h.send_response(200)
+        h.send_header("content-type", "text/event-stream; charset=utf-8")
+        h.send_header("cache-control", "no-cache")
+        h.send_header("connection", "close")
+        h.end_headers()
+        h.close_connection = True
+        self._stream_started = True
+
+    def sse(self, data: Any, event: str | None = None) -> None:
+        """One SSE event; `data` is JSON-encoded unless it is already a str."""
+        payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+        head = f"event: {event}\n" if event else ""
+        self._h.wfile.write(f"{head}data: {payload}\n\n".encode())
+        self._h.wfile.flush()
+
+    def pause_mid_stream(self) -> None:
+        """Called by dialects after the stream preamble; honours `.after(ev, mid_stream=True)`."""
+        if self.reply is not None and self.reply.gate is not None and self.reply.gate_mid_stream:
+            self.wait_released(self.reply.gate)
+
+    def wait_released(self, release: threading.Event) -> None:
+        """Block until release/stop, noting whether the client hung up meanwhile."""
+        sock: socket.socket = self._h.connection
+        while not release.is_set() and not self.stopping.is_set():
+            if release.wait(0.02):
+                break
+            if not self.request.client_disconnected.is_set() and _peer_closed(sock):
+                self.request.client_disconnected.set()
+                self._h.server.disconnects.put(self.request)  # type: ignore[attr-defined]
+
+
+def _peer_closed(sock: socket.socket) -> bool:
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        if not readable:
+            return False
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+class Dialect(Protocol):
+    """A wire format: which requests are generations, how replies and errors look."""
+
+    name: str
+
+    def is_generation(self, request: RecordedRequest) -> bool: ...
+
+    def handle_other(self, exchange: Exchange) -> None:
+        """Answer a non-generation request (model list, token count, 404)."""
+        ...
+
+    def render(self, exchange: Exchange, reply: Reply) -> None:
+        """Send `reply` as a streaming or non-streaming generation response."""
+        ...
+
+    def error_body(self, status: int, message: str) -> Any: ...
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server  # pyright: ignore[reportIncompatibleVariableOverride]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    def do_POST(self) -> None:
+        self._dispatch()
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def _dispatch(self) -> None:
+        owner = self.server.owner
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        parts = urlsplit(self.path)
+        request = RecordedRequest(
+            method=self.command,
+            path=parts.path,
+            query=parse_qs(parts.query),
+            headers={k.lower(): v for k, v in self.headers.items()},
+            raw=raw,
+            body=body,
+        )
+        request.is_generation = self.command == "POST" and owner.dialect.is_generation(request)
+        reply = owner._next_reply(request) if request.is_generation else None
+        owner._record(request)
+        exchange = Exchange(self, request, reply)
+        try:
+            if reply is None:
+                owner.dialect.handle_other(exchange)
+            else:
+                _answer(owner.dialect, exchange, reply)
+        except (BrokenPipeError, ConnectionResetError):
+            request.client_disconnected.set()
+            self.close_connection = True
+
+
+def _answer(dialect: Dialect, exchange: Exchange, reply: Reply) -> None:
+    if reply.delay:
+        time.sleep(reply.delay)
+    if reply.gate is not None and not reply.gate_mid_stream:
+        exchange.wait_released(reply.gate)
+    if reply.disconnect or exchange.stopping.is_set():
+        exchange._h.close_connection = True
+        return
+    if reply.raw_body is not None:
+        exchange.send_bytes(reply.error_status or 200, reply.raw_body, reply.raw_content_type)
+        exchange._h.close_connection = True
+        return
+    if reply.error_status is not None:
+        body = reply.error_body
+        if body is None:
+            body = dialect.error_body(reply.error_status, f"scripted error {reply.error_status}")
+        exchange.send_json(reply.error_status, body, reply.error_headers)
+        return
+    dialect.render(exchange, reply)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    owner: ScriptedModelServer
+    stopping: threading.Event
+    disconnects: queue.Queue[RecordedRequest]
+
+
+class ScriptedModelServer:
+    """A threaded fake model API on 127.0.0.1 with an ephemeral port.
+
+    `script` replies are consumed in order by generation requests; each item is a `Reply` or a
+    callable taking the `RecordedRequest`. When the script runs out, `fallback` answers (a Reply
+    or callable); `exhausted` counts how often that happened.
+    """
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        script: Iterable[Responder] = (),
+        *,
+        fallback: Responder | None = None,
+    ) -> None:
+        self.dialect = dialect
+        self.fallback: Responder = fallback if fallback is not None else Reply.text("ok")
+        self.exhausted = 0
+        self.requests: list[RecordedRequest] = []
+        self._script: deque[Responder] = deque(script)
+        self._lock = threading.Condition()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.disconnects: queue.Queue[RecordedRequest] = queue.Queue()
+
+    # -- scripting -----------------------------------------------------------------------------
+    def push(self, *replies: Responder) -> None:
+        """Append replies to the script (may be called while clients are running)."""
+        with self._lock:
+            self._script.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._script)
+
+    def _next_reply(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            if self._script:
+                item = self._script.popleft()
+            else:
+                self.exhausted += 1
+                item = self.fallback
+        return item(request) if callable(item) else item
+
+    # -- recording -----------------------------------------------------------------------------
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+            self._lock.notify_all()
+
+    @property
+    def generation_requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.is_generation]
+
+    @property
+    def paths(self) -> list[str]:
+        """`"METHOD /path"` of every request, in arrival order."""
+        with self._lock:
+            return [f"{r.method} {r.path}" for r in self.requests]
+
+    def wait_for_generations(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
+        """Block until `count` generation requests arrived; raises TimeoutError otherwise."""
+        with self._lock:
+            ok = self._lock.wait_for(
+                lambda: sum(r.is_generation for r in self.requests) >= count, timeout
+            )
+            if not ok:
+                raise TimeoutError(f"saw {self.paths} waiting for {count} generations")
+            return [r for r in self.requests if r.is_generation]
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """`http://127.0.0.1:PORT` (no trailing slash, no /v1)."""
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> ScriptedModelServer:
+        httpd = _Server(("127.0.0.1", 0), _Handler)
+        httpd.owner = self
+        httpd.stopping = threading.Event()
+        httpd.disconnects = self.disconnects
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving; releases any hanging replies so handler threads end."""
+        httpd = self._httpd
+        if httpd is None:
+            return
+        httpd.stopping.set()
+        httpd.shutdown()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def __enter__(self) -> ScriptedModelServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def split_chunks(text: str, size: int) -> list[str]:
+    """Split text into streaming deltas of `size` characters (at least one, possibly empty)."""
+    size = max(1, size)
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def estimate_tokens(value: Any) -> int:
+    """A deterministic, rough token count (chars / 4) for usage fields."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return max(1, len(text) // 4)

@@ -1,0 +1,11 @@
+"""Fixtures for the fakes' self-tests; keeps LiteLLM from fetching its price map online."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from tests.fakes.fixtures import scripted_chat
+
+__all__ = ["scripted_chat"]
