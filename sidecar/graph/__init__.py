@@ -1,0 +1,1 @@
+"""The main graph: context → planner ⇄ tool / dispatch / interrupt → persist."""

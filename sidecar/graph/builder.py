@@ -1,0 +1,49 @@
+# pyright: reportMissingTypeStubs=false, reportUnknownMemberType=false
+# (langgraph.graph ships no stubs and its add_node overloads carry an unparameterised CachePolicy)
+"""Build the main graph. The edges are the loop: no hand-coded tool sequences.
+
+START → context → planner; planner → tool | dispatch | interrupt | persist;
+tool, dispatch and interrupt → planner; persist → END.
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from sidecar.graph.deps import GraphDeps
+from sidecar.graph.emit import traced
+from sidecar.graph.nodes.ask import make_interrupt
+from sidecar.graph.nodes.context import make_context
+from sidecar.graph.nodes.dispatch import dispatch
+from sidecar.graph.nodes.persist import make_persist
+from sidecar.graph.nodes.planner import make_planner
+from sidecar.graph.nodes.tool import make_tool
+from sidecar.graph.state import TurnState
+
+NODES = ("context", "planner", "tool", "dispatch", "interrupt", "persist")
+
+
+def _route(state: TurnState) -> str:
+    return state.get("route") or "persist"
+
+
+def build_graph(deps: GraphDeps) -> StateGraph[TurnState]:
+    """The uncompiled main graph; compile it with the runtime's checkpointer."""
+    graph = StateGraph(TurnState)
+    graph.add_node("context", traced("context", make_context(deps)))
+    graph.add_node("planner", traced("planner", make_planner(deps)))
+    graph.add_node("tool", traced("tool", make_tool(deps)))
+    graph.add_node("dispatch", traced("dispatch", dispatch))
+    graph.add_node("interrupt", traced("interrupt", make_interrupt(deps)))
+    graph.add_node("persist", traced("persist", make_persist(deps)))
+    graph.add_edge(START, "context")
+    graph.add_edge("context", "planner")
+    graph.add_conditional_edges(
+        "planner",
+        _route,
+        {"tool": "tool", "dispatch": "dispatch", "interrupt": "interrupt", "persist": "persist"},
+    )
+    for node in ("tool", "dispatch", "interrupt"):
+        graph.add_edge(node, "planner")
+    graph.add_edge("persist", END)
+    return graph

@@ -1,0 +1,55 @@
+"""Direct commands typed by the author: they run without a model.
+
+`/tools` lists tools; `/call <server>__<tool> {json args}` runs one through the tool node with
+the same permission checks as a model's call.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, cast
+
+
+class CommandError(ValueError):
+    """The command is malformed; the message says how to write it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsCommand:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CallCommand:
+    name: str
+    arguments: dict[str, Any]
+
+
+Command = ToolsCommand | CallCommand
+
+USAGE = "Commands: /tools, /call <server>__<tool> {json arguments}"
+
+
+def is_command(text: str) -> bool:
+    return text.lstrip().startswith("/")
+
+
+def parse_command(text: str) -> Command:
+    """Raises:
+    CommandError: unknown command or bad arguments."""
+    head, _, rest = text.strip().partition(" ")
+    if head == "/tools":
+        return ToolsCommand()
+    if head == "/call":
+        name, _, raw_args = rest.strip().partition(" ")
+        if not name:
+            raise CommandError(f"/call needs a tool name. {USAGE}")
+        try:
+            args: object = json.loads(raw_args) if raw_args.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"arguments are not valid JSON ({exc.msg}). {USAGE}") from exc
+        if not isinstance(args, dict):
+            raise CommandError(f"arguments must be a JSON object. {USAGE}")
+        return CallCommand(name=name, arguments=cast(dict[str, Any], args))
+    raise CommandError(f"unknown command {head!r}. {USAGE}")

@@ -1,0 +1,45 @@
+"""interrupt: put the planner's question to the author and hand the answer back as the result of
+its `ask_author` call."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from langgraph.types import interrupt
+
+from sidecar.graph.deps import GraphDeps
+from sidecar.graph.nodes.tool import _record_call, record_result  # pyright: ignore[reportPrivateUsage]
+from sidecar.graph.state import TurnState
+from sidecar.host.types import ToolOutcome
+
+
+def make_interrupt(deps: GraphDeps):
+    async def ask(state: TurnState) -> dict[str, Any]:
+        call = state.get("question")
+        if not call:
+            return {"route": "planner"}
+        thread_id = state["thread_id"]
+        _record_call(deps.store, thread_id, call)
+        args = call["arguments"]
+        question = str(args.get("question", "")).strip() or "The agent has a question."
+        choices = [str(c) for c in args.get("choices", []) if str(c).strip()]
+        answer = interrupt(
+            {
+                "kind": "question",
+                "title": "The agent asks",
+                "body": question,
+                "question": question,
+                "choices": choices,
+            }
+        )
+        text = (
+            str(cast(dict[str, Any], answer).get("answer", ""))
+            if isinstance(answer, dict)
+            else str(answer)
+        )
+        outcome = ToolOutcome(is_error=False, text=text)
+        record_result(deps.store, thread_id, call["id"], outcome)
+        entry = {"role": "tool", "tool_call_id": call["id"], "name": call["name"], "content": text}
+        return {"scratch": [entry], "question": None}
+
+    return ask

@@ -1,0 +1,174 @@
+"""tool: run the next pending call through the host: permission → approval → journal → call.
+
+One call per pass, so a pass raises at most one interrupt and re-running it on resume repeats
+no side effect: the journal answers for a call that already ran, and a call that may have run
+before a crash (an intent with no result) is put to the author again, marked uncertain.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from langgraph.types import interrupt
+
+from sidecar.graph.deps import GraphDeps
+from sidecar.graph.emit import emit, emit_message
+from sidecar.graph.state import TurnState
+from sidecar.host import permissions
+from sidecar.host.host import ServerUnavailableError, ToolHost
+from sidecar.host.types import HostTool, ToolOutcome, UnknownToolError, split_name
+from sidecar.store import Store
+from sidecar.store.records import StoredToolCall
+
+
+def journal_key(thread_id: str, call_id: str) -> str:
+    return f"{thread_id}:{call_id}"
+
+
+def make_tool(deps: GraphDeps):
+    async def tool(state: TurnState) -> dict[str, Any]:
+        pending = list(state.get("pending", []))
+        if not pending:
+            return {"route": "planner"}
+        call = pending[0]
+        outcome = await run_call(deps, state["thread_id"], call)
+        entry = {
+            "role": "tool",
+            "tool_call_id": call["id"],
+            "name": call["name"],
+            "content": outcome.text,
+        }
+        return {"scratch": [entry], "pending": pending[1:]}
+
+    return tool
+
+
+def _record_call(store: Store, thread_id: str, call: dict[str, Any]) -> None:
+    server, _, tool = call["name"].partition("__")
+    if store.has_message(call["id"]):
+        return
+    stored = StoredToolCall(id=call["id"], server=server, tool=tool, arguments=call["arguments"])
+    emit_message(
+        store.add_message(thread_id, "assistant", "", message_id=call["id"], tool_calls=[stored])
+    )
+
+
+def record_result(store: Store, thread_id: str, call_id: str, outcome: ToolOutcome) -> None:
+    """Write the call's result to the conversation (once) and stream it."""
+    emit("tool_result", call_id=call_id, is_error=outcome.is_error, content=outcome.text)
+    message_id = f"{call_id}:result"
+    if not store.has_message(message_id):
+        record = store.add_message(
+            thread_id,
+            "tool",
+            outcome.text,
+            message_id=message_id,
+            tool_call_id=call_id,
+            is_error=outcome.is_error,
+        )
+        emit_message(record)
+
+
+async def run_call(deps: GraphDeps, thread_id: str, call: dict[str, Any]) -> ToolOutcome:
+    store = deps.store
+    name, arguments = call["name"], call["arguments"]
+    _record_call(store, thread_id, call)
+    server, tool_name = _split(name)
+    emit("tool_call", call_id=call["id"], server=server, tool=tool_name, arguments=arguments)
+    key = journal_key(thread_id, call["id"])
+    entry = store.journal_entry(key)
+    if entry is not None and entry.result is not None:
+        outcome = ToolOutcome.from_json(entry.result)
+    else:
+        outcome = await _permitted_call(deps, thread_id, call, uncertain=entry is not None)
+    record_result(store, thread_id, call["id"], outcome)
+    return outcome
+
+
+def _split(name: str) -> tuple[str, str]:
+    try:
+        return split_name(name)
+    except UnknownToolError:
+        return "", name
+
+
+async def _permitted_call(
+    deps: GraphDeps, thread_id: str, call: dict[str, Any], *, uncertain: bool
+) -> ToolOutcome:
+    store, host = deps.store, deps.host
+    try:
+        tool = host.find(call["name"])
+    except UnknownToolError as exc:
+        return ToolOutcome(is_error=True, text=f"Unknown tool: {exc}")
+    granted = store.has_grant(thread_id, tool.server, tool.tool)
+    verdict = permissions.decide(tool, thread_granted=granted)
+    if verdict == "ask" or (uncertain and not tool.read_only):
+        payload = await _approval_payload(host, tool, call, uncertain=uncertain)
+        answer = _as_dict(interrupt(payload))
+        decision = answer.get("decision")
+        if decision == "allow_thread":
+            store.add_grant(thread_id, tool.server, tool.tool)
+        elif decision != "allow_once":
+            reason = answer.get("reason")
+            suffix = f" Reason: {reason}" if reason else ""
+            return ToolOutcome(is_error=True, text=f"The author denied this call.{suffix}")
+    return await _execute(deps, thread_id, tool, call)
+
+
+async def _execute(
+    deps: GraphDeps, thread_id: str, tool: HostTool, call: dict[str, Any]
+) -> ToolOutcome:
+    key = journal_key(thread_id, call["id"])
+    if not tool.read_only:
+        deps.store.journal_intent(key, thread_id, tool.server, tool.tool, call["arguments"])
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        emit("tool_progress", call_id=call["id"], progress=progress, total=total, message=message)
+
+    try:
+        outcome = await deps.host.call(call["name"], call["arguments"], on_progress)
+    except (UnknownToolError, ServerUnavailableError) as exc:
+        outcome = ToolOutcome(is_error=True, text=str(exc))
+    if not tool.read_only:
+        deps.store.journal_result(key, outcome.to_json())
+    return outcome
+
+
+async def _approval_payload(
+    host: ToolHost, tool: HostTool, call: dict[str, Any], *, uncertain: bool
+) -> dict[str, Any]:
+    diff = await _preview(host, tool, call["arguments"])
+    body = f"{tool.server} wants to run {tool.tool}."
+    if uncertain:
+        body += " It may already have run before the sidecar stopped; allowing runs it again."
+    return {
+        "kind": "approval",
+        "title": f"Allow {tool.name}?",
+        "body": body,
+        "server": tool.server,
+        "tool": tool.tool,
+        "arguments": call["arguments"],
+        "call_id": call["id"],
+        "diff": diff,
+        "uncertain": uncertain,
+    }
+
+
+async def _preview(host: ToolHost, tool: HostTool, arguments: dict[str, Any]) -> str | None:
+    """A server that offers a read-only `preview` tool shows what a write would change."""
+    try:
+        preview = host.find(f"{tool.server}__preview")
+    except UnknownToolError:
+        return None
+    if not preview.read_only:
+        return None
+    outcome = await host.call(preview.name, {"tool": tool.tool, "arguments": arguments})
+    if outcome.is_error:
+        return None
+    if outcome.structured and isinstance(outcome.structured.get("diff"), str):
+        return str(outcome.structured["diff"])
+    return outcome.text
+
+
+def _as_dict(value: object) -> dict[str, Any]:
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}

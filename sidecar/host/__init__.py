@@ -1,0 +1,1 @@
+"""The MCP client host: connections to every MCP server, tool calls, permission policy."""

@@ -1,0 +1,127 @@
+"""Where Atrium keeps its data and what the author configured.
+
+Settings live in `settings.json` in the data dir (model, API base, workspace folder). The API key
+never does: it goes to the OS keyring (service `atrium`), or comes from the environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, cast
+
+import platformdirs
+
+log = logging.getLogger(__name__)
+
+KEYRING_SERVICE = "atrium"
+KEYRING_USER = "model_api_key"
+
+
+class KeyringUnavailableError(RuntimeError):
+    """No usable OS keyring backend: the key cannot be stored safely."""
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The user data dir (`ATRIUM_DATA_DIR` overrides platformdirs' default)."""
+    env = os.environ if env is None else env
+    override = env.get("ATRIUM_DATA_DIR")
+    path = Path(override) if override else Path(platformdirs.user_data_dir("atrium", "atrium"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    model: str | None = None
+    api_base: str | None = None
+    workspace: str | None = None
+
+
+class SettingsFile:
+    """The settings JSON file. A corrupt file is set aside, never lost, and defaults apply."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> Settings:
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return Settings()
+        except (OSError, ValueError) as exc:
+            backup = self.path.with_suffix(".corrupt.json")
+            log.error("settings file %s unreadable (%s); moved to %s", self.path, exc, backup)
+            self.path.replace(backup)
+            return Settings()
+        if not isinstance(raw, dict):
+            return Settings()
+        data = cast(dict[str, Any], raw)
+        return Settings(
+            model=_str_or_none(data.get("model")),
+            api_base=_str_or_none(data.get("api_base")),
+            workspace=_str_or_none(data.get("workspace")),
+        )
+
+    def save(self, settings: Settings) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
+        tmp.replace(self.path)
+
+    def update(self, **changes: str | None) -> Settings:
+        current = self.load()
+        cleaned = {k: (v or None) for k, v in changes.items()}
+        new = replace(current, **cleaned)
+        self.save(new)
+        return new
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def resolve_workspace(settings: Settings, env: Mapping[str, str], data: Path) -> Path:
+    """The workspace root: settings, else `ATRIUM_WORKSPACE`, else `<documents>/Atrium`."""
+    chosen = settings.workspace or env.get("ATRIUM_WORKSPACE")
+    if chosen:
+        path = Path(chosen).expanduser()
+    else:
+        path = Path(platformdirs.user_documents_dir()) / "Atrium"
+    path.mkdir(parents=True, exist_ok=True)
+    return path.resolve()
+
+
+def keyring_get() -> str | None:
+    """The stored API key, or None (also when no keyring backend works)."""
+    import keyring
+    import keyring.errors
+
+    try:
+        return keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
+    except keyring.errors.KeyringError as exc:
+        log.warning("keyring unavailable: %s", exc)
+        return None
+
+
+def keyring_set(value: str | None) -> None:
+    """Store (or, with None, remove) the API key.
+
+    Raises:
+        KeyringUnavailableError: no usable keyring backend.
+    """
+    import keyring
+    import keyring.errors
+
+    try:
+        if value:
+            keyring.set_password(KEYRING_SERVICE, KEYRING_USER, value)
+        else:
+            with contextlib.suppress(keyring.errors.PasswordDeleteError):
+                keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
+    except keyring.errors.KeyringError as exc:
+        raise KeyringUnavailableError(str(exc)) from exc

@@ -1,0 +1,189 @@
+"""Typed access to the tables. All writes go through the sidecar's one connection."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Generator, Sequence
+from contextlib import contextmanager
+from typing import Any, cast
+
+from sidecar.store.db import Database
+from sidecar.store.records import MessageRecord, StoredToolCall, ThreadRecord
+from sidecar.store.runs import RunRepo
+
+
+class ThreadNotFoundError(LookupError):
+    """No thread has this id."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(f"thread {thread_id!r} not found")
+        self.thread_id = thread_id
+
+
+def _thread(row: sqlite3.Row) -> ThreadRecord:
+    return ThreadRecord(
+        id=row["id"],
+        title=row["title"],
+        status=row["status"],
+        last_error=row["last_error"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _message(row: sqlite3.Row) -> MessageRecord:
+    raw_calls = cast(list[dict[str, Any]], json.loads(row["tool_calls"] or "[]"))
+    return MessageRecord(
+        id=row["id"],
+        thread_id=row["thread_id"],
+        role=row["role"],
+        content=row["content"],
+        created_at=row["created_at"],
+        tool_calls=tuple(StoredToolCall(**c) for c in raw_calls),
+        tool_call_id=row["tool_call_id"],
+        is_error=bool(row["is_error"]),
+    )
+
+
+class Store(RunRepo):
+    """Threads and the conversation of record, plus runs, interrupts, grants and the journal."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db.conn)
+        self.db = db
+
+    @contextmanager
+    def transaction(self) -> Generator[None]:
+        """One atomic write; nested use is not supported."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def create_thread(self, title: str) -> ThreadRecord:
+        now = time.time()
+        thread_id = uuid.uuid4().hex
+        self.conn.execute(
+            "INSERT INTO threads(id, title, status, created_at, updated_at) VALUES (?,?,?,?,?)",
+            (thread_id, title, "idle", now, now),
+        )
+        return ThreadRecord(thread_id, title, "idle", None, now, now)
+
+    def get_thread(self, thread_id: str) -> ThreadRecord:
+        """Raises:
+        ThreadNotFoundError: no such thread."""
+        row = self.conn.execute("SELECT * FROM threads WHERE id = ?", (thread_id,)).fetchone()
+        if row is None:
+            raise ThreadNotFoundError(thread_id)
+        return _thread(row)
+
+    def list_threads(self) -> list[ThreadRecord]:
+        rows = self.conn.execute("SELECT * FROM threads ORDER BY updated_at DESC, id").fetchall()
+        return [_thread(r) for r in rows]
+
+    def rename_thread(self, thread_id: str, title: str) -> ThreadRecord:
+        self._update_thread(thread_id, "title = ?", (title,))
+        return self.get_thread(thread_id)
+
+    def set_thread_status(self, thread_id: str, status: str, error: str | None = None) -> None:
+        self._update_thread(thread_id, "status = ?, last_error = ?", (status, error))
+
+    def delete_thread(self, thread_id: str) -> None:
+        cur = self.conn.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
+        if cur.rowcount == 0:
+            raise ThreadNotFoundError(thread_id)
+
+    def _update_thread(self, thread_id: str, assignments: str, values: Sequence[object]) -> None:
+        cur = self.conn.execute(
+            f"UPDATE threads SET {assignments}, updated_at = ? WHERE id = ?",
+            (*values, time.time(), thread_id),
+        )
+        if cur.rowcount == 0:
+            raise ThreadNotFoundError(thread_id)
+
+    def add_message(
+        self,
+        thread_id: str,
+        role: str,
+        content: str,
+        *,
+        message_id: str | None = None,
+        tool_calls: Sequence[StoredToolCall] = (),
+        tool_call_id: str | None = None,
+        is_error: bool = False,
+    ) -> MessageRecord:
+        """Append to the conversation. A given `message_id` is written at most once, so a node
+        that re-runs after a crash or an interrupt does not duplicate its message."""
+        record = MessageRecord(
+            id=message_id or uuid.uuid4().hex,
+            thread_id=thread_id,
+            role=role,
+            content=content,
+            created_at=time.time(),
+            tool_calls=tuple(tool_calls),
+            tool_call_id=tool_call_id,
+            is_error=is_error,
+        )
+        calls = json.dumps([_call_dict(c) for c in tool_calls]) if tool_calls else None
+        self.conn.execute(
+            "INSERT OR IGNORE INTO messages(id, thread_id, role, content, tool_calls, tool_call_id,"
+            " is_error, created_at) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                record.id,
+                thread_id,
+                role,
+                content,
+                calls,
+                tool_call_id,
+                int(is_error),
+                record.created_at,
+            ),
+        )
+        self.conn.execute(
+            "UPDATE threads SET updated_at = ? WHERE id = ?", (time.time(), thread_id)
+        )
+        return record
+
+    def recent_messages(self, thread_id: str, limit: int) -> list[MessageRecord]:
+        """The last `limit` messages in order (an index range scan: cost does not grow with the
+        thread)."""
+        rows = self.conn.execute(
+            "SELECT * FROM (SELECT * FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT ?)"
+            " ORDER BY seq",
+            (thread_id, limit),
+        ).fetchall()
+        return [_message(r) for r in rows]
+
+    def has_message(self, message_id: str) -> bool:
+        row = self.conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone()
+        return row is not None
+
+    def unanswered_tool_calls(self, thread_id: str) -> list[StoredToolCall]:
+        """Tool calls in the conversation that have no result message yet."""
+        rows = self.conn.execute(
+            "SELECT tool_calls FROM messages WHERE thread_id = ? AND tool_calls IS NOT NULL",
+            (thread_id,),
+        ).fetchall()
+        answered = {
+            r["tool_call_id"]
+            for r in self.conn.execute(
+                "SELECT tool_call_id FROM messages WHERE thread_id = ? AND role = 'tool'",
+                (thread_id,),
+            ).fetchall()
+        }
+        calls = [
+            StoredToolCall(**c)
+            for r in rows
+            for c in cast(list[dict[str, Any]], json.loads(r["tool_calls"]))
+        ]
+        return [c for c in calls if c.id not in answered]
+
+
+def _call_dict(call: StoredToolCall) -> dict[str, Any]:
+    return {"id": call.id, "server": call.server, "tool": call.tool, "arguments": call.arguments}
