@@ -1,0 +1,50 @@
+"""Run the workspace server standalone over stdio.
+
+``python -m mcp_servers.workspace [--root DIR]`` or ``atrium-mcp-workspace``. The root is
+``--root``, else ``$ATRIUM_WORKSPACE``, else the current directory. Logs go to stderr; stdout
+carries MCP frames only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .server import build_server
+
+
+def parse_root(argv: Sequence[str] | None = None) -> Path:
+    """The workspace root chosen by the command line and environment."""
+    parser = argparse.ArgumentParser(
+        prog="atrium-mcp-workspace", description="Atrium workspace MCP server (stdio)."
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="workspace root (default: $ATRIUM_WORKSPACE or the current directory)",
+    )
+    args = parser.parse_args(argv)
+    if args.root is not None:
+        return args.root
+    env = os.environ.get("ATRIUM_WORKSPACE")
+    return Path(env) if env else Path.cwd()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: serve the workspace over stdio until the client disconnects."""
+    root = parse_root(argv)
+    try:
+        server = build_server(root)
+    except NotADirectoryError as exc:
+        print(f"atrium-mcp-workspace: {exc}", file=sys.stderr)
+        return 2
+    server.run("stdio")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
