@@ -6,6 +6,11 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from tests.fakes.fixtures import scripted_chat
+from tests.fakes.fixtures import (
+    agent_clis,
+    scripted_anthropic,
+    scripted_chat,
+    scripted_responses,
+)
 
-__all__ = ["scripted_chat"]
+__all__ = ["agent_clis", "scripted_anthropic", "scripted_chat", "scripted_responses"]

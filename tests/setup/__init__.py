@@ -1,0 +1,1 @@
+"""Test set-up helpers (tools installed for tests, offline environments)."""
