@@ -73,28 +73,39 @@ def open_dir(
         raise _refusal(display, exc) from None
     try:
         for part in parts:
-            fd = _descend(fd, part, display, create=create)
+            child = _open_child(fd, part, display, create=create)
+            os.close(fd)
+            fd = child
         yield fd
     finally:
         os.close(fd)
 
 
-def _descend(fd: int, part: str, display: str, *, create: bool) -> int:
-    """Open ``part`` under ``fd`` (creating it if asked), close ``fd``, return the new fd."""
+def _open_child(fd: int, part: str, display: str, *, create: bool) -> int:
+    """Open directory ``part`` under ``fd`` without following a symlink, creating it if asked."""
     try:
         try:
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            return os.open(part, _DIR_FLAGS, dir_fd=fd)
         except FileNotFoundError:
             if not create:
                 raise
             with suppress(FileExistsError):
                 os.mkdir(part, dir_fd=fd)
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            return os.open(part, _DIR_FLAGS, dir_fd=fd)
     except OSError as exc:
-        os.close(fd)
+        if exc.errno == errno.ENOTDIR and _is_link(fd, part):
+            # O_DIRECTORY|O_NOFOLLOW reports a symlink as ENOTDIR on Linux.
+            raise PathError(
+                ErrorCode.SYMLINK_ESCAPE, display, "path changed into a symlink"
+            ) from None
         raise _refusal(display, exc) from None
-    os.close(fd)
-    return child
+
+
+def _is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def read_file(root: Path, parts: Sequence[str], display: str, max_bytes: int) -> bytes:
