@@ -29,6 +29,7 @@ from sidecar.protocol.jsonrpc import (
     Request,
     RequestId,
     Response,
+    RpcError,
 )
 from sidecar.protocol.methods import (
     METHODS,
@@ -94,6 +95,7 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "RpcError",
     "RunCancelled",
     "RunEventBody",
     "RunEventParams",

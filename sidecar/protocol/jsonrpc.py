@@ -77,3 +77,16 @@ class CancelParams(BaseModel):
 
 
 CANCEL_REQUEST = "$/cancelRequest"
+
+
+class RpcError(Exception):
+    """A typed failure of a request: raised by handlers, sent as a JSON-RPC error reply."""
+
+    def __init__(self, code: ErrorCode | int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = int(code)
+        self.message = message
+        self.data = data
+
+    def to_error(self) -> ErrorObject:
+        return ErrorObject(code=self.code, message=self.message, data=self.data)

@@ -155,14 +155,15 @@ async def _approval_payload(
 
 
 async def _preview(host: ToolHost, tool: HostTool, arguments: dict[str, Any]) -> str | None:
-    """A server that offers a read-only `preview` tool shows what a write would change."""
+    """A server that offers a read-only `preview` tool, taking the same arguments as its writing
+    tools, shows what the write would change."""
     try:
         preview = host.find(f"{tool.server}__preview")
     except UnknownToolError:
         return None
     if not preview.read_only:
         return None
-    outcome = await host.call(preview.name, {"tool": tool.tool, "arguments": arguments})
+    outcome = await host.call(preview.name, arguments)
     if outcome.is_error:
         return None
     if outcome.structured and isinstance(outcome.structured.get("diff"), str):

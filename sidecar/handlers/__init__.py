@@ -1,0 +1,1 @@
+"""One small module per method area; each handler is a registered function."""

@@ -1,0 +1,35 @@
+"""run/start, resume, retry, cancel: reply at once with a run id; events follow."""
+
+from __future__ import annotations
+
+from sidecar.handlers.errors import typed_errors
+from sidecar.handlers.registry import registry
+from sidecar.handlers.services import Services
+from sidecar.protocol import Empty, RunRef, RunResumeParams, RunStartParams, ThreadRef
+
+
+@registry.method("run/start")
+async def start(svc: Services, params: RunStartParams) -> RunRef:
+    with typed_errors():
+        return RunRef(run_id=await svc.runs.start(params.thread_id, params.text))
+
+
+@registry.method("run/resume")
+async def resume(svc: Services, params: RunResumeParams) -> RunRef:
+    with typed_errors():
+        run_id = await svc.runs.resume(params.thread_id, params.interrupt_id, params.value)
+    return RunRef(run_id=run_id)
+
+
+@registry.method("run/retry")
+async def retry(svc: Services, params: ThreadRef) -> RunRef:
+    with typed_errors():
+        return RunRef(run_id=await svc.runs.retry(params.thread_id))
+
+
+@registry.method("run/cancel")
+async def cancel(svc: Services, params: ThreadRef) -> Empty:
+    with typed_errors():
+        svc.store.get_thread(params.thread_id)
+    await svc.runs.cancel(params.thread_id)
+    return Empty()

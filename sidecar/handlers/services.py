@@ -1,0 +1,26 @@
+"""What handlers work with, assembled by the composition root."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sidecar.host.host import ToolHost
+from sidecar.runtime.runs import RunManager
+from sidecar.settings import SettingsFile
+from sidecar.store import Store
+
+
+@dataclass(slots=True)
+class Services:
+    store: Store
+    runs: RunManager
+    host: ToolHost
+    settings: SettingsFile
+    data_dir: Path
+    version: str
+    model_configured: Callable[[], bool]
+    workspace_changed: Callable[[Path], Awaitable[None]]
+    shutdown_requested: asyncio.Event = field(default_factory=asyncio.Event)

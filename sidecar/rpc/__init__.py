@@ -1,0 +1,1 @@
+"""JSON-RPC over stdio: framing, dispatch, cancellation, error mapping."""

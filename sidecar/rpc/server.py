@@ -1,0 +1,172 @@
+"""The JSON-RPC dispatcher: concurrent requests, `$/cancelRequest`, spec error codes.
+
+Nothing a peer sends can stop it: every malformed frame gets the spec's error reply (or, for a
+notification, a log line) and reading goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from pydantic import BaseModel, ValidationError
+
+from sidecar.protocol import CANCEL_REQUEST, ErrorCode, RpcError, WireModel
+from sidecar.rpc.framing import FrameTooLargeError, FrameWriter
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Any], Awaitable[WireModel]]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    params: type[BaseModel]
+    handler: Handler
+
+
+def _error(request_id: object, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def _valid_id(value: object) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+class RpcServer:
+    def __init__(self, routes: Mapping[str, Route], writer: FrameWriter) -> None:
+        self._routes = routes
+        self._writer = writer
+        self._inflight: dict[object, asyncio.Task[dict[str, Any] | None]] = {}
+        self._batches: set[asyncio.Future[None]] = set()
+        self.closing = asyncio.Event()
+
+    def notify(self, method: str, params: WireModel) -> None:
+        frame = {"jsonrpc": "2.0", "method": method, "params": params.model_dump(mode="json")}
+        self._writer.send(json.dumps(frame, separators=(",", ":")).encode())
+
+    def _send(self, payload: object) -> None:
+        self._writer.send(json.dumps(payload, separators=(",", ":")).encode())
+
+    async def serve(self, frames: AsyncIterator[bytes | FrameTooLargeError]) -> None:
+        """Handle frames until EOF or `closing` is set, then wait for in-flight replies."""
+
+        async def read_all() -> None:
+            async for frame in frames:
+                self._on_frame(frame)
+
+        reading = asyncio.ensure_future(read_all())
+        closing = asyncio.ensure_future(self.closing.wait())
+        await asyncio.wait({reading, closing}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (reading, closing):
+            task.cancel()
+        await asyncio.gather(reading, closing, return_exceptions=True)
+        await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+        await self._writer.flush()
+
+    def _on_frame(self, frame: bytes | FrameTooLargeError) -> None:
+        if isinstance(frame, FrameTooLargeError):
+            self._send(_error(None, ErrorCode.INVALID_REQUEST, str(frame)))
+            return
+        try:
+            message: object = json.loads(frame)
+        except (ValueError, UnicodeDecodeError) as exc:
+            self._send(_error(None, ErrorCode.PARSE_ERROR, f"parse error: {exc}"))
+            return
+        if isinstance(message, list):
+            self._on_batch(cast(list[object], message))
+        else:
+            task = self._start(message)
+            if task is not None:
+                task.add_done_callback(self._reply_when_done)
+
+    def _on_batch(self, batch: list[object]) -> None:
+        if not batch:
+            self._send(_error(None, ErrorCode.INVALID_REQUEST, "empty batch"))
+            return
+        tasks = [t for t in (self._start(m) for m in batch) if t is not None]
+
+        async def collect() -> None:
+            replies = await asyncio.gather(*tasks)
+            found = [r for r in replies if r is not None]
+            if found:
+                self._send(found)
+
+        if tasks:
+            batch_task = asyncio.ensure_future(collect())
+            self._batches.add(batch_task)
+            batch_task.add_done_callback(self._batches.discard)
+
+    def _reply_when_done(self, task: asyncio.Task[dict[str, Any] | None]) -> None:
+        reply = task.result()
+        if reply is not None:
+            self._send(reply)
+
+    def _start(self, message: object) -> asyncio.Task[dict[str, Any] | None] | None:
+        """Validate the envelope; reply at once to bad ones; start a task for good ones."""
+        if not isinstance(message, dict):
+            self._send(_error(None, ErrorCode.INVALID_REQUEST, "a frame must be a JSON object"))
+            return None
+        msg = cast(dict[str, Any], message)
+        has_id = "id" in msg
+        request_id = msg.get("id")
+        reply_id = request_id if _valid_id(request_id) else None
+        method = msg.get("method")
+        params = msg.get("params", {})
+        if (
+            msg.get("jsonrpc") != "2.0"
+            or not isinstance(method, str)
+            or (has_id and not _valid_id(request_id))
+        ):
+            self._send(_error(reply_id, ErrorCode.INVALID_REQUEST, "invalid request"))
+            return None
+        if not has_id:
+            self._on_notification(method, params)
+            return None
+        if request_id in self._inflight:
+            self._send(_error(reply_id, ErrorCode.INVALID_REQUEST, "duplicate request id"))
+            return None
+        task = asyncio.ensure_future(self._handle(request_id, method, params))
+        self._inflight[request_id] = task
+        task.add_done_callback(lambda _t: self._inflight.pop(request_id, None))
+        return task
+
+    def _on_notification(self, method: str, params: object) -> None:
+        if method == CANCEL_REQUEST:
+            target = cast(dict[str, Any], params).get("id") if isinstance(params, dict) else None
+            task = self._inflight.get(target)
+            if task is not None:
+                task.cancel()
+            return
+        log.debug("ignoring notification %s", method)
+
+    async def _handle(self, request_id: object, method: str, params: object) -> dict[str, Any]:
+        route = self._routes.get(method)
+        if route is None:
+            return _error(request_id, ErrorCode.METHOD_NOT_FOUND, f"unknown method {method!r}")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return _error(request_id, ErrorCode.INVALID_PARAMS, "params must be an object")
+        try:
+            typed = route.params.model_validate(params)
+        except ValidationError as exc:
+            details = exc.errors(include_url=False, include_context=False, include_input=False)
+            return _error(request_id, ErrorCode.INVALID_PARAMS, "invalid params", details)
+        try:
+            result = await route.handler(typed)
+        except RpcError as exc:
+            return _error(request_id, exc.code, exc.message, exc.data)
+        except asyncio.CancelledError:
+            return _error(request_id, ErrorCode.REQUEST_CANCELLED, "request cancelled")
+        except Exception:  # the dispatcher boundary: log it, answer with a typed error
+            log.exception("handler for %s failed", method)
+            return _error(request_id, ErrorCode.INTERNAL_ERROR, f"internal error in {method}")
+        return {"jsonrpc": "2.0", "id": request_id, "result": result.model_dump(mode="json")}

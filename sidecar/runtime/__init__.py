@@ -1,0 +1,1 @@
+"""Runs of the main graph: start, resume, retry, cancel; events; checkpoints; crash recovery."""

@@ -1,0 +1,172 @@
+"""The run manager: at most one running turn per thread; start, resume, retry, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from sidecar.graph.commands import is_command
+from sidecar.protocol import ApprovalValue, QuestionValue
+from sidecar.runtime.drive import drive
+from sidecar.runtime.emitter import EventSink, RunEmitter
+from sidecar.runtime.errors import (
+    InvalidResumeValueError,
+    NoSuchInterruptError,
+    NothingToResumeError,
+    ThreadBusyError,
+)
+from sidecar.store import Store
+
+log = logging.getLogger(__name__)
+
+_RESUME_MODELS: dict[str, type[BaseModel]] = {
+    "approval": ApprovalValue,
+    "question": QuestionValue,
+}
+ABANDONED = "Not run: the author started a new message before this call finished."
+CRASHED = "The sidecar stopped during this run."
+
+
+class RunManager:
+    """Owns the running turns. The compiled graph and saver come from `graph_factory`, built on
+    first use so that start-up does not pay for importing LangGraph."""
+
+    def __init__(
+        self,
+        store: Store,
+        sink: EventSink,
+        graph_factory: Callable[[], Awaitable[tuple[Any, Any]]],
+    ) -> None:
+        self._store = store
+        self._sink = sink
+        self._graph_factory = graph_factory
+        self._graph: tuple[Any, Any] | None = None
+        self._graph_lock = asyncio.Lock()
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    def is_busy(self, thread_id: str) -> bool:
+        return thread_id in self._tasks
+
+    def recover_after_crash(self) -> None:
+        """Runs left 'running' by a killed sidecar become failed turns that `retry` continues."""
+        for run in self._store.runs_in_status("running"):
+            self._store.end_run(run.id, "failed", CRASHED)
+            self._store.set_thread_status(run.thread_id, "failed", CRASHED)
+
+    async def start(self, thread_id: str, text: str) -> str:
+        """Raises:
+        ThreadNotFoundError, ThreadBusyError."""
+        self._store.get_thread(thread_id)
+        self._ensure_idle(thread_id)
+        graph, saver = await self._compiled()
+        await self._abandon_unfinished(thread_id, saver)
+        turn_id = uuid.uuid4().hex
+        self._store.add_message(thread_id, "user", text, message_id=f"{turn_id}:user")
+        graph_input = {
+            "thread_id": thread_id,
+            "turn_id": turn_id,
+            "text": text,
+            "direct": is_command(text),
+        }
+        return self._launch(thread_id, "start", graph, saver, graph_input, resumed=False)
+
+    async def resume(self, thread_id: str, interrupt_id: str, value: dict[str, Any]) -> str:
+        """Raises:
+        ThreadNotFoundError, ThreadBusyError, NoSuchInterruptError, InvalidResumeValueError."""
+        self._store.get_thread(thread_id)
+        self._ensure_idle(thread_id)
+        pending = {i.id: i for i in self._store.pending_interrupts(thread_id)}
+        record = pending.get(interrupt_id)
+        if record is None:
+            raise NoSuchInterruptError(interrupt_id)
+        try:
+            checked = _RESUME_MODELS[record.kind].model_validate(value).model_dump()
+        except ValidationError as exc:
+            raise InvalidResumeValueError(str(exc)) from exc
+        from langgraph.types import Command
+
+        graph, saver = await self._compiled()
+        self._store.answer_interrupt(interrupt_id, checked)
+        command = Command(resume={interrupt_id: checked})
+        return self._launch(thread_id, "resume", graph, saver, command, resumed=True)
+
+    async def retry(self, thread_id: str) -> str:
+        """Continue a failed, cancelled or crashed turn from its last checkpoint.
+
+        Raises:
+            ThreadNotFoundError, ThreadBusyError, NothingToResumeError.
+        """
+        self._store.get_thread(thread_id)
+        self._ensure_idle(thread_id)
+        graph, saver = await self._compiled()
+        snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+        if not snapshot.next or snapshot.interrupts:
+            raise NothingToResumeError(thread_id)
+        return self._launch(thread_id, "retry", graph, saver, None, resumed=True)
+
+    async def cancel(self, thread_id: str) -> bool:
+        """Cancel the running turn and wait until it has stopped; False if none was running."""
+        task = self._tasks.get(thread_id)
+        if task is None:
+            return False
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+        return True
+
+    async def forget(self, thread_id: str) -> None:
+        """Drop the thread's checkpoints (after the thread was deleted)."""
+        await self.cancel(thread_id)
+        _graph, saver = await self._compiled()
+        await saver.adelete_thread(thread_id)
+
+    async def shutdown(self) -> None:
+        for thread_id in list(self._tasks):
+            await self.cancel(thread_id)
+
+    def _ensure_idle(self, thread_id: str) -> None:
+        if thread_id in self._tasks:
+            raise ThreadBusyError(thread_id)
+
+    async def _compiled(self) -> tuple[Any, Any]:
+        async with self._graph_lock:
+            graph = self._graph
+            if graph is None:
+                graph = self._graph = await self._graph_factory()
+            return graph
+
+    async def _abandon_unfinished(self, thread_id: str, saver: Any) -> None:
+        """A new message closes whatever the last turn left open, so no call in the
+        conversation stays without a result."""
+        for call in self._store.unanswered_tool_calls(thread_id):
+            self._store.add_message(
+                thread_id,
+                "tool",
+                ABANDONED,
+                message_id=f"{call.id}:result",
+                tool_call_id=call.id,
+                is_error=True,
+            )
+        self._store.drop_pending_interrupts(thread_id)
+        await saver.adelete_thread(thread_id)
+
+    def _launch(
+        self, thread_id: str, kind: str, graph: Any, saver: Any, graph_input: Any, *, resumed: bool
+    ) -> str:
+        run_id = uuid.uuid4().hex
+        self._store.create_run(run_id, thread_id, kind)
+        self._store.set_thread_status(thread_id, "running")
+        emitter = RunEmitter(self._store, self._sink, run_id, thread_id)
+        task = asyncio.create_task(
+            drive(graph, saver, self._store, emitter, graph_input, resumed=resumed),
+            name=f"run:{run_id}",
+        )
+        self._tasks[thread_id] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(thread_id, None))
+        return run_id
