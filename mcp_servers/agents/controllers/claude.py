@@ -1,0 +1,150 @@
+"""Claude Code controller: a stream-json CLI process driven over stdin/stdout.
+
+Command line (the official SDKs' controlled mode):
+`claude --output-format stream-json --verbose --input-format stream-json
+ --permission-prompt-tool stdio --permission-mode M [--allowedTools ..] [--disallowedTools ..]
+ [--model M] [--max-turns N] [--resume ID] [--include-partial-messages] [extra args]`.
+The prompt goes to stdin as a stream-json user message. `can_use_tool` control requests become
+`permission_request` events and are answered with `control_response` lines. After the result
+the host closes stdin; stopping is interrupt request -> close stdin -> SIGTERM -> SIGKILL.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import ClassVar
+
+import anyio
+from pydantic import JsonValue
+
+from mcp_servers.agents.controllers.config import ClaudeCodeConfig
+from mcp_servers.agents.controllers.prompting import compose_prompt, without_prefixes
+from mcp_servers.agents.controllers.run_state import AttemptIO, RunState, first_of
+from mcp_servers.agents.controllers.runner import SubprocessController
+from mcp_servers.agents.errors import UnknownPermissionRequestError
+from mcp_servers.agents.events import StateHint
+from mcp_servers.agents.parsers.base import StreamParser
+from mcp_servers.agents.parsers.claude import FILE_TOOLS, ClaudeStreamParser
+from mcp_servers.agents.parsers.claude_stdin import (
+    interrupt_request,
+    permission_response,
+    user_message,
+)
+from mcp_servers.agents.process import StopStep
+from mcp_servers.agents.requests import (
+    Attachment,
+    PermissionDecision,
+    PolicyMode,
+    StartRequest,
+)
+from mcp_servers.agents.results import AppliedPolicy
+
+_PERMISSION_MODES: dict[PolicyMode, str] = {
+    "read_only": "default",
+    "workspace_write": "acceptEdits",
+    "full_access": "bypassPermissions",
+}
+
+
+class ClaudeCodeController(SubprocessController):
+    """Drives `claude` in stream-json mode; bridges its permission prompts to Atrium."""
+
+    provider: ClassVar = "claude"
+    stdin_pipe: ClassVar[bool] = True
+
+    def __init__(self, config: ClaudeCodeConfig | None = None) -> None:
+        self.claude_config = config or ClaudeCodeConfig()
+        super().__init__(self.claude_config)
+        self._interrupts = 0
+
+    def build_argv(self, request: StartRequest, resume_id: str | None) -> list[str]:
+        cfg = self.claude_config
+        policy = request.tool_policy
+        argv = [cfg.executable, *cfg.prefix_args]
+        argv += ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
+        if cfg.permission_prompt:
+            argv += ["--permission-prompt-tool", "stdio"]
+        argv += ["--permission-mode", _PERMISSION_MODES[policy.mode]]
+        disallowed = list(policy.disallowed_tools)
+        if policy.mode == "read_only":
+            disallowed += [tool for tool in FILE_TOOLS if tool not in disallowed]
+        if policy.allowed_tools:
+            argv += ["--allowedTools", ",".join(policy.allowed_tools)]
+        if disallowed:
+            argv += ["--disallowedTools", ",".join(disallowed)]
+        if request.model:
+            argv += ["--model", request.model]
+        if request.max_turns is not None:
+            argv += ["--max-turns", str(request.max_turns)]
+        if resume_id is not None:
+            argv += ["--resume", resume_id]
+        if cfg.include_partial_messages:
+            argv.append("--include-partial-messages")
+        return [*argv, *cfg.extra_args]
+
+    def applied_policy(self, request: StartRequest) -> AppliedPolicy:
+        mode = request.tool_policy.mode
+        native = ("--permission-mode", _PERMISSION_MODES[mode])
+        asks = self.claude_config.permission_prompt and mode != "full_access"
+        note = {
+            "read_only": "file-editing tools disallowed; other tools ask Atrium",
+            "workspace_write": "edits auto-approved; other tools ask Atrium",
+            "full_access": "all permission checks bypassed",
+        }[mode]
+        if not self.claude_config.permission_prompt and mode != "full_access":
+            note += " (no permission prompt tool: the CLI denies what it would ask)"
+        return AppliedPolicy(mode=mode, native=native, can_ask_permission=asks, note=note)
+
+    def make_parser(self, request: StartRequest, resume_id: str | None) -> StreamParser:
+        return ClaudeStreamParser()
+
+    def child_env(self, request: StartRequest) -> dict[str, str]:
+        # A claude spawned from inside a claude session misbehaves if it inherits these.
+        inherited = without_prefixes(os.environ, ["CLAUDECODE"], ["CLAUDE_CODE_"])
+        return {**inherited, **self.config.env, **request.env}
+
+    async def on_spawned(self, run: RunState, io: AttemptIO) -> None:
+        request = run.request
+        images: list[tuple[str, str]] = []
+        others: list[Attachment] = []
+        for attachment in request.attachments:
+            if attachment.is_image:
+                data = await anyio.Path(attachment.path).read_bytes()
+                mime = attachment.mime_type or f"image/{attachment.path.suffix.lstrip('.')}"
+                images.append((mime, base64.b64encode(data).decode("ascii")))
+            else:
+                others.append(attachment)
+        text = compose_prompt(request.instruction, others)
+        await self.send_json(run, io.proc, user_message(text, images))
+
+    async def on_terminal(self, run: RunState, io: AttemptIO) -> None:
+        await io.proc.close_stdin()
+
+    async def stop_process(self, run: RunState, io: AttemptIO) -> None:
+        cfg = self.config
+        if io.proc.returncode is None and not io.terminal.is_set():
+            self._interrupts += 1
+            request_id = f"atrium_interrupt_{self._interrupts}"
+            if await self.send_json(run, io.proc, interrupt_request(request_id)):
+                signals = {"terminal": io.terminal, "eof": io.stdout_done}
+                await first_of(signals, cfg.interrupt_grace_s)
+        await io.proc.stop(
+            [
+                StopStep("close_stdin", cfg.exit_grace_s),
+                StopStep("sigterm", cfg.term_grace_s),
+                StopStep("sigkill", cfg.term_grace_s),
+            ]
+        )
+
+    async def answer_permission(self, request_id: str, decision: PermissionDecision) -> None:
+        run = self._require_run()
+        request = run.pending.get(request_id)
+        if request is None or run.proc is None:
+            raise UnknownPermissionRequestError(request_id)
+        payload = permission_response(request, decision)
+        del run.pending[request_id]
+        run.touch()
+        await self.send_json(run, run.proc, payload)
+        detail: dict[str, JsonValue] = {"request_id": request_id, "behavior": decision.behavior}
+        run.emit(StateHint(hint="permission_answered", detail=detail))

@@ -1,0 +1,58 @@
+"""Per-controller configuration: how to invoke the CLI and how patient to be with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ControllerConfig(BaseModel):
+    """Settings shared by every subprocess controller.
+
+    The CLI is invoked as `[executable, *prefix_args, <provider args>, *extra_args]`;
+    `prefix_args` lets an interpreter run a script (tests run a fake CLI this way).
+    `env` is added to the inherited environment (request env wins over it).
+    Grace periods are the waits between the stop stages.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    executable: str
+    prefix_args: tuple[str, ...] = ()
+    extra_args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    trace_dir: Path | None = None
+    heartbeat_interval_s: float = 15.0
+    exit_grace_s: float = 5.0
+    term_grace_s: float = 5.0
+    interrupt_grace_s: float = 10.0
+
+
+class ClaudeCodeConfig(ControllerConfig):
+    """Claude Code: `executable` defaults to `claude`.
+
+    `permission_prompt` routes "ask" decisions to Atrium (`--permission-prompt-tool stdio`);
+    without it the CLI denies them itself. `include_partial_messages` streams text deltas.
+    """
+
+    executable: str = "claude"
+    permission_prompt: bool = True
+    include_partial_messages: bool = False
+
+
+class CodexConfig(ControllerConfig):
+    """Codex CLI: `executable` defaults to `codex`; `ephemeral` keeps no session files."""
+
+    executable: str = "codex"
+    skip_git_repo_check: bool = True
+    ephemeral: bool = False
+
+
+class OpenClawConfig(ControllerConfig):
+    """OpenClaw: the agent id to talk to, embedded (`--local`) or via the Gateway."""
+
+    executable: str = "openclaw"
+    agent_id: str = "main"
+    local: bool = False
+    thinking: str | None = None

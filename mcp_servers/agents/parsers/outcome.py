@@ -1,0 +1,124 @@
+"""Turning a parser's accumulated state plus process facts into the `OperatorResult`.
+
+Pure and shared by the live controllers and the replay tool. The order of evidence: a result the
+CLI reported as success wins (even if we were stopping it); then our own stop reason (timeout,
+interrupt); then the CLI's reported failure; then the exit code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import JsonValue
+
+from mcp_servers.agents.events import Completed, Failed
+from mcp_servers.agents.parsers.base import RunAccumulator
+from mcp_servers.agents.results import (
+    AppliedPolicy,
+    Attempt,
+    ErrorCode,
+    NativeSessionRef,
+    NormalizedError,
+    OperatorResult,
+    Provider,
+    RunStatus,
+    TraceRef,
+)
+
+StopReason = Literal["interrupt", "timeout", "idle_timeout"]
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the process layer knows about a run that the parser cannot."""
+
+    run_id: str
+    provider: Provider
+    exit_code: int | None = None
+    stop_reason: StopReason | None = None
+    stderr_tail: str = ""
+    measured_duration_ms: int | None = None
+    trace: TraceRef | None = None
+    policy: AppliedPolicy | None = None
+    attempts: tuple[Attempt, ...] = ()
+    notes: tuple[str, ...] = ()
+    fatal_error: NormalizedError | None = None
+    detail: dict[str, JsonValue] = field(default_factory=dict[str, JsonValue])
+
+
+def build_result(acc: RunAccumulator, facts: RunFacts) -> OperatorResult:
+    """The run's `OperatorResult` from the parser's accumulator and the process facts."""
+    status, error = _status(acc, facts)
+    session = (
+        NativeSessionRef(provider=facts.provider, session_id=acc.session_id)
+        if acc.session_id
+        else None
+    )
+    notes = list(facts.notes)
+    if acc.non_json_lines:
+        notes.append(f"{acc.non_json_lines} non-JSON stdout line(s) kept in the raw trace only")
+    return OperatorResult(
+        run_id=facts.run_id,
+        provider=facts.provider,
+        status=status,
+        session=session,
+        final_message=acc.final_message if acc.final_message is not None else acc.last_text,
+        artifacts=tuple(acc.artifacts.values()),
+        metrics=acc.metrics.to_model(
+            tool_calls=len(acc.tool_call_ids),
+            measured_duration_ms=facts.measured_duration_ms,
+        ),
+        trace=facts.trace,
+        error=error,
+        permission_denials=tuple(acc.denials),
+        policy=facts.policy,
+        attempts=facts.attempts,
+        exit_code=facts.exit_code,
+        notes=tuple(notes),
+    )
+
+
+def terminal_event(result: OperatorResult) -> Completed | Failed:
+    """The stream's last event for a result."""
+    session_id = result.session.session_id if result.session else None
+    if result.status == "success" or result.error is None:
+        return Completed(session_id=session_id, final_message=result.final_message)
+    return Failed(status=result.status, error=result.error, session_id=session_id)
+
+
+def _status(acc: RunAccumulator, facts: RunFacts) -> tuple[RunStatus, NormalizedError | None]:
+    if facts.fatal_error is not None:
+        return "failed", facts.fatal_error
+    if acc.outcome == "success":
+        return "success", None
+    if facts.stop_reason in ("timeout", "idle_timeout"):
+        idle = facts.stop_reason == "idle_timeout"
+        message = "the CLI was silent too long" if idle else "the run exceeded its timeout"
+        detail: dict[str, JsonValue] = {"idle": idle, **facts.detail}
+        return "timeout", NormalizedError(code=ErrorCode.TIMEOUT, message=message, detail=detail)
+    if facts.stop_reason == "interrupt":
+        error = NormalizedError(
+            code=ErrorCode.INTERRUPTED, message="the run was interrupted", detail=facts.detail
+        )
+        return "interrupted", error
+    if acc.outcome == "failed" and acc.error is not None:
+        status: RunStatus = "timeout" if acc.error.code is ErrorCode.TIMEOUT else "failed"
+        return status, acc.error
+    if acc.pending_error is not None:
+        return "failed", acc.pending_error
+    return "failed", _exit_error(facts)
+
+
+def _exit_error(facts: RunFacts) -> NormalizedError:
+    tail = facts.stderr_tail.strip()
+    detail: dict[str, JsonValue] = {"exit_code": facts.exit_code, "stderr_tail": tail[-2000:]}
+    if facts.exit_code not in (None, 0):
+        last_line = tail.splitlines()[-1] if tail else ""
+        message = f"the CLI exited with code {facts.exit_code}" + (
+            f": {last_line}" if last_line else ""
+        )
+        return NormalizedError(code=ErrorCode.PROCESS_EXITED, message=message, detail=detail)
+    return NormalizedError(
+        code=ErrorCode.NO_RESULT, message="the CLI ended without reporting a result", detail=detail
+    )

@@ -1,0 +1,81 @@
+"""Per-run trace files: raw stdout, normalized events, stdin writes, stderr, final result.
+
+Files are named by run id in one directory:
+`<run_id>.raw.jsonl` (stdout lines verbatim, non-JSON lines included, so it can be replayed),
+`<run_id>.events.jsonl` (one normalized event per line), `<run_id>.stdin.jsonl` (what the host
+wrote to the CLI), `<run_id>.stderr.log`, and `<run_id>.result.json`. Every write is flushed so
+a crash leaves a usable trace.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO
+
+import platformdirs
+
+from mcp_servers.agents.events import AgentEvent, dump_event
+from mcp_servers.agents.results import OperatorResult, TraceRef
+
+
+def default_trace_dir() -> Path:
+    """`$ATRIUM_DATA_DIR/traces`, else the platform's user data dir for Atrium + `/traces`."""
+    configured = os.environ.get("ATRIUM_DATA_DIR")
+    base = Path(configured) if configured else Path(platformdirs.user_data_dir("atrium", False))
+    return base / "traces"
+
+
+def trace_ref(directory: Path, run_id: str) -> TraceRef:
+    """The paths of a run's trace files (whether or not they exist yet)."""
+    return TraceRef(
+        run_id=run_id,
+        raw_path=directory / f"{run_id}.raw.jsonl",
+        normalized_path=directory / f"{run_id}.events.jsonl",
+        stdin_path=directory / f"{run_id}.stdin.jsonl",
+        stderr_path=directory / f"{run_id}.stderr.log",
+        result_path=directory / f"{run_id}.result.json",
+    )
+
+
+class TraceWriter:
+    """Appends to one run's trace files; all attempts of a run share them."""
+
+    def __init__(self, directory: Path, run_id: str) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.ref = trace_ref(directory, run_id)
+        self._raw = self.ref.raw_path.open("a", encoding="utf-8", newline="")
+        self._events = self.ref.normalized_path.open("a", encoding="utf-8")
+        self._stdin = self.ref.stdin_path.open("a", encoding="utf-8")
+        self._stderr = self.ref.stderr_path.open("ab")
+
+    def write_raw(self, line: str) -> None:
+        """One stdout line, verbatim."""
+        _append(self._raw, line + "\n")
+
+    def write_event(self, event: AgentEvent) -> None:
+        """One normalized event."""
+        _append(self._events, dump_event(event) + "\n")
+
+    def write_stdin(self, line: str) -> None:
+        """One line the host wrote to the CLI's stdin."""
+        _append(self._stdin, line + "\n")
+
+    def write_stderr(self, chunk: bytes) -> None:
+        """A chunk of the CLI's stderr."""
+        self._stderr.write(chunk)
+        self._stderr.flush()
+
+    def write_result(self, result: OperatorResult) -> None:
+        """The run's final result, as one JSON document."""
+        self.ref.result_path.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+    def close(self) -> None:
+        """Close every file (idempotent)."""
+        for handle in (self._raw, self._events, self._stdin, self._stderr):
+            handle.close()
+
+
+def _append(handle: IO[str], text: str) -> None:
+    handle.write(text)
+    handle.flush()
