@@ -1,0 +1,140 @@
+"""Drive a real `python -m sidecar` subprocess over its stdin/stdout from async tests."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sidecar.protocol import TERMINAL_EVENT_TYPES, RunEventParams
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class RpcFailure(Exception):
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(f"{error.get('code')}: {error.get('message')}")
+        self.code: int = error["code"]
+        self.error = error
+
+
+class Sidecar:
+    """One sidecar process. `events` keeps every run event received, in order."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.events: list[RunEventParams] = []
+        self.raw: list[dict[str, Any]] = []
+        self._changed = asyncio.Condition()
+        self._reader = asyncio.ensure_future(self._read())
+        self.stderr = b""
+
+    @classmethod
+    async def start(cls, data_dir: Path, workspace: Path, **env: str) -> Sidecar:
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("ATRIUM_", "OPENAI_"))}
+        full_env.update(
+            ATRIUM_DATA_DIR=str(data_dir),
+            ATRIUM_WORKSPACE=str(workspace),
+            PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
+            **env,
+        )
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "sidecar",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=full_env,
+            cwd=REPO,
+            limit=2**30,
+        )
+        sidecar = cls(proc)
+        sidecar._stderr_task = asyncio.ensure_future(sidecar._drain_stderr())
+        return sidecar
+
+    async def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        while chunk := await self.proc.stderr.read(65536):
+            self.stderr = (self.stderr + chunk)[-200_000:]
+
+    async def _read(self) -> None:
+        assert self.proc.stdout is not None
+        while line := await self.proc.stdout.readline():
+            message = json.loads(line)
+            async with self._changed:
+                self.raw.append(message)
+                if "id" in message and message["id"] in self._pending:
+                    self._pending.pop(message["id"]).set_result(message)
+                elif message.get("method") == "run/event":
+                    self.events.append(RunEventParams.model_validate(message["params"]))
+                self._changed.notify_all()
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionError("sidecar closed its stdout"))
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+
+    async def call(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
+        """Send a request and return its result.
+
+        Raises:
+            RpcFailure: the sidecar answered with an error.
+        """
+        request_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
+        self.send_raw(json.dumps(frame).encode() + b"\n")
+        reply = await future
+        if "error" in reply:
+            raise RpcFailure(reply["error"])
+        return reply["result"]
+
+    async def wait_for(
+        self, predicate: Callable[[list[RunEventParams]], bool], timeout: float = 60
+    ) -> None:
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(lambda: predicate(self.events))
+
+    def run_events(self, run_id: str) -> list[RunEventParams]:
+        return [e for e in self.events if e.run_id == run_id]
+
+    async def run_to_end(self, run_id: str, timeout: float = 60) -> list[RunEventParams]:
+        """Wait until the run's terminal event and return all its events."""
+        await self.wait_for(
+            lambda evs: any(
+                e.run_id == run_id and e.event.type in TERMINAL_EVENT_TYPES for e in evs
+            ),
+            timeout,
+        )
+        return self.run_events(run_id)
+
+    async def shutdown(self) -> int:
+        await self.call("shutdown")
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        async with asyncio.timeout(30):
+            code = await self.proc.wait()
+        await self._reader
+        return code
+
+    async def kill(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGKILL)
+            await self.proc.wait()
+        await self._reader
+
+
+def event_types(events: list[RunEventParams]) -> list[str]:
+    return [e.event.type for e in events]
