@@ -102,21 +102,21 @@ class Sidecar:
         return reply["result"]
 
     async def wait_for(
-        self, predicate: Callable[[list[RunEventParams]], bool], timeout: float = 60
+        self, predicate: Callable[[list[RunEventParams]], bool], within: float = 60
     ) -> None:
-        async with asyncio.timeout(timeout), self._changed:
+        async with asyncio.timeout(within), self._changed:
             await self._changed.wait_for(lambda: predicate(self.events))
 
     def run_events(self, run_id: str) -> list[RunEventParams]:
         return [e for e in self.events if e.run_id == run_id]
 
-    async def run_to_end(self, run_id: str, timeout: float = 60) -> list[RunEventParams]:
+    async def run_to_end(self, run_id: str, within: float = 60) -> list[RunEventParams]:
         """Wait until the run's terminal event and return all its events."""
         await self.wait_for(
             lambda evs: any(
                 e.run_id == run_id and e.event.type in TERMINAL_EVENT_TYPES for e in evs
             ),
-            timeout,
+            within,
         )
         return self.run_events(run_id)
 
