@@ -1,0 +1,130 @@
+"""Composition root: `atrium` starts the window and its sidecar.
+
+`build_desktop()` wires the parts without starting anything, so the end-to-end tests can build
+the same app with their own data dir and drive it; `main()` is the console script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from PySide6.QtWidgets import QApplication
+
+from desktop.controller import SessionController
+from desktop.ipc.client import RpcClient
+from desktop.ipc.process import SidecarProcess, build_sidecar_process
+from desktop.models.session import SessionState
+from desktop.views.main_window import MainWindow
+from sidecar.protocol import Empty
+
+logger = logging.getLogger("desktop")
+
+SHUTDOWN_TIMEOUT_MS = 3000
+
+
+@dataclass
+class DesktopApp:
+    """The wired parts of a running desktop; `start()` launches the sidecar."""
+
+    process: SidecarProcess
+    client: RpcClient
+    state: SessionState
+    controller: SessionController
+    window: MainWindow
+
+    def start(self) -> None:
+        self.process.start()
+
+    def shutdown(self, timeout_ms: int = SHUTDOWN_TIMEOUT_MS) -> None:
+        """Ask the sidecar to shut down, close its stdin, wait briefly, then terminate it."""
+        if self.process.is_running:
+            self.client.request("shutdown", Empty())
+        self.process.stop(timeout_ms)
+
+
+def build_desktop(
+    data_dir: Path | None = None,
+    environment: Mapping[str, str] | None = None,
+    process: SidecarProcess | None = None,
+) -> DesktopApp:
+    """Wire process, client, state, controller and window (a QApplication must exist).
+
+    `process` defaults to the real sidecar (`python -m sidecar`) with `ATRIUM_DATA_DIR` set to
+    `data_dir`; tests may pass another `SidecarProcess`.
+    """
+    process = process or build_sidecar_process(data_dir, environment)
+    client = RpcClient(process, client_version=_version())
+    state = SessionState()
+    controller = SessionController(client, state)
+    client.initialized.connect(lambda _result: controller.refresh())
+    client.run_event_received.connect(controller.handle_run_event)
+    window = MainWindow(state, controller, process)
+    client.initialize_failed.connect(
+        lambda error: window.banner.show_message(f"The sidecar refused to start: {error.message}")
+    )
+    return DesktopApp(process, client, state, controller, window)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="atrium", description="Atrium desktop")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where the sidecar keeps its database and logs (default: ATRIUM_DATA_DIR or the "
+        "platform's user data dir)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    args, _qt_args = parser.parse_known_args(argv)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the desktop until its window closes; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    sys.excepthook = _log_uncaught
+    app = QApplication([sys.argv[0], *argv])
+    app.setApplicationName("Atrium")
+    data_dir = args.data_dir or _env_path("ATRIUM_DATA_DIR")
+    desktop = build_desktop(data_dir)
+    app.aboutToQuit.connect(desktop.shutdown)
+    desktop.window.show()
+    desktop.start()
+    return app.exec()
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name)
+    return Path(value) if value else None
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("atrium")
+    except PackageNotFoundError:
+        return ""
+
+
+def _log_uncaught(
+    exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None
+) -> None:
+    """The Qt boundary: an exception escaping a slot is logged, and the window stays up."""
+    logger.critical("uncaught exception", exc_info=(exc_type, exc, tb))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""`SessionController`: turns the author's actions into requests and replies into state.
+
+Sits between the views (which call its methods) and a `RequestSender` (the `RpcClient`, or a
+fake in tests). It never waits: each method sends a request and returns its `PendingRequest`;
+the reply updates `SessionState`, and the views follow the state's events.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QObject, Signal
+
+from desktop.ipc.pending import PendingRequest, RequestSender
+from desktop.models.session import SessionState
+from sidecar.protocol import (
+    ApprovalValue,
+    ErrorCode,
+    ErrorObject,
+    QuestionValue,
+    RunEventParams,
+    RunRef,
+    RunResumeParams,
+    RunStartParams,
+    SettingsSetParams,
+    ThreadCreateParams,
+    ThreadGetParams,
+    ThreadGetResult,
+    ThreadInfo,
+    ThreadListResult,
+    ThreadRef,
+    ThreadRenameParams,
+    ThreadStatus,
+)
+
+logger = logging.getLogger(__name__)
+
+TITLE_LENGTH = 48
+
+
+def title_from_text(text: str) -> str:
+    """A thread title from the first line of the author's first message."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= TITLE_LENGTH else first[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+class SessionController(QObject):
+    """Author actions → requests; replies and run events → `SessionState`.
+
+    Signals:
+        error_reported(str): a request failed; a short sentence for the status bar.
+    """
+
+    error_reported = Signal(str)
+
+    def __init__(
+        self, sender: RequestSender, state: SessionState, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._sender = sender
+        self.state = state
+        state.resync_needed.connect(self._on_resync_needed)
+
+    def refresh(self) -> PendingRequest:
+        """Reload the thread list, then the selected thread (after every (re)connect)."""
+        return self._sender.request("thread/list").then(self._on_thread_list, self._report)
+
+    def handle_run_event(self, params: RunEventParams) -> None:
+        self.state.apply_event(params)
+
+    def select_thread(self, thread_id: str | None) -> None:
+        if thread_id == self.state.selected_thread_id:
+            return
+        self.state.select(thread_id)
+        if thread_id is not None:
+            self.fetch_thread(thread_id)
+
+    def fetch_thread(self, thread_id: str) -> PendingRequest:
+        def on_error(error: ErrorObject) -> None:
+            if error.code == ErrorCode.THREAD_NOT_FOUND:
+                self.state.remove_thread(thread_id)
+            else:
+                self._report(error, "Loading the thread")
+
+        params = ThreadGetParams(thread_id=thread_id)
+        return self._sender.request("thread/get", params).then(self._on_thread_get, on_error)
+
+    def create_thread(self, title: str = "New thread", first_message: str = "") -> PendingRequest:
+        """Create a thread and select it; with `first_message`, send that into it."""
+
+        def on_created(thread: ThreadInfo) -> None:
+            self.state.add_thread(thread)
+            self.state.select(thread.id, loaded=True)
+            if first_message:
+                self.send_message(first_message)
+
+        params = ThreadCreateParams(title=title)
+        return self._sender.request("thread/create", params).then(on_created, self._report)
+
+    def rename_thread(self, thread_id: str, title: str) -> PendingRequest:
+        params = ThreadRenameParams(thread_id=thread_id, title=title)
+        return self._sender.request("thread/rename", params).then(
+            self.state.add_thread, self._report
+        )
+
+    def delete_thread(self, thread_id: str) -> PendingRequest:
+        def on_deleted(_result: object) -> None:
+            was_selected = thread_id == self.state.selected_thread_id
+            self.state.remove_thread(thread_id)
+            if was_selected and self.state.selected_thread_id is not None:
+                self.fetch_thread(self.state.selected_thread_id)
+
+        params = ThreadRef(thread_id=thread_id)
+        return self._sender.request("thread/delete", params).then(on_deleted, self._report)
+
+    def send_message(self, text: str) -> PendingRequest | None:
+        """Start a turn with `text` in the selected thread (creating a thread if none is)."""
+        text = text.strip()
+        if not text:
+            return None
+        thread_id = self.state.selected_thread_id
+        if thread_id is None:
+            return self.create_thread(title_from_text(text), first_message=text)
+        previous = self.state.run_state(thread_id).status
+        self.state.note_message_sent(thread_id, text)
+        params = RunStartParams(thread_id=thread_id, text=text)
+        return self._sender.request("run/start", params).then(
+            None, lambda error: self._on_run_refused(thread_id, previous, error)
+        )
+
+    def cancel_run(self, thread_id: str | None = None) -> PendingRequest | None:
+        thread_id = thread_id or self.state.selected_thread_id
+        if thread_id is None:
+            return None
+        params = ThreadRef(thread_id=thread_id)
+        return self._sender.request("run/cancel", params).then(None, self._report)
+
+    def retry_run(self, thread_id: str | None = None) -> PendingRequest | None:
+        """Continue the failed or cancelled turn of a thread (default: the selected one)."""
+        thread_id = thread_id or self.state.selected_thread_id
+        if thread_id is None:
+            return None
+        previous = self.state.run_state(thread_id).status
+        self.state.note_run_requested(thread_id)
+        return self._sender.request("run/retry", ThreadRef(thread_id=thread_id)).then(
+            None, lambda error: self._on_run_refused(thread_id, previous, error)
+        )
+
+    def answer_interrupt(
+        self, thread_id: str, interrupt_id: str, value: ApprovalValue | QuestionValue
+    ) -> PendingRequest:
+        """Resume the thread with the author's answer to one pending interrupt."""
+
+        def on_resumed(_ref: RunRef) -> None:
+            self.state.inbox.remove(thread_id, interrupt_id)
+
+        def on_error(error: ErrorObject) -> None:
+            self._report(error, "Answering")
+            if error.code in (ErrorCode.NO_SUCH_INTERRUPT, ErrorCode.NOTHING_TO_RESUME):
+                self.state.inbox.remove(thread_id, interrupt_id)
+                self.fetch_thread(thread_id)
+
+        body = value.model_dump(mode="json", exclude_none=True)
+        params = RunResumeParams(thread_id=thread_id, interrupt_id=interrupt_id, value=body)
+        return self._sender.request("run/resume", params).then(on_resumed, on_error)
+
+    def load_settings(self) -> PendingRequest:
+        """`settings/get`; the caller hooks the `SettingsInfo` with `.then`."""
+        return self._sender.request("settings/get").then(None, self._report)
+
+    def save_settings(self, params: SettingsSetParams) -> PendingRequest:
+        return self._sender.request("settings/set", params).then(None, self._report)
+
+    def _on_thread_list(self, result: ThreadListResult) -> None:
+        self.state.set_threads(result.threads)
+        selected = self.state.selected_thread_id
+        if selected is not None and self.state.threads.get(selected) is not None:
+            self.fetch_thread(selected)
+        elif result.threads:
+            self.state.select(None)
+            self.select_thread(result.threads[0].id)
+        else:
+            self.state.select(None)
+
+    def _on_thread_get(self, result: ThreadGetResult) -> None:
+        self.state.load_thread(result)
+
+    def _on_run_refused(self, thread_id: str, previous: ThreadStatus, error: ErrorObject) -> None:
+        status: ThreadStatus = previous if previous != "running" else "idle"
+        self.state.note_run_refused(thread_id, status, error.message)
+        self._report(error, "Starting the turn")
+        if error.code == ErrorCode.THREAD_BUSY:
+            self.fetch_thread(thread_id)
+
+    def _on_resync_needed(self, thread_id: str) -> None:
+        self.fetch_thread(thread_id)
+
+    def _report(self, error: ErrorObject, what: str = "The request") -> None:
+        logger.warning("%s failed: %s (%s)", what, error.message, error.code)
+        self.error_reported.emit(f"{what} failed: {error.message}")

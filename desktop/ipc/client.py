@@ -1,0 +1,222 @@
+"""`RpcClient`: JSON-RPC 2.0 over the sidecar's stdio, typed with `sidecar.protocol`.
+
+Requests never block: `request()` returns a `PendingRequest` at once and the reply completes it
+later. `run/event` notifications come out of `run_event_received` as `RunEventParams`. On every
+(re)start of the process the client sends `initialize` first and holds other requests until the
+reply; requests in flight when the process dies fail with `ClientErrorCode.SIDECAR_EXITED`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import sys
+
+from pydantic import ValidationError
+from PySide6.QtCore import QObject, Signal
+
+from desktop.ipc.errors import ClientErrorCode, client_error
+from desktop.ipc.framing import FrameError, LineBuffer, TypedNotification, parse_frame
+from desktop.ipc.pending import PendingRequest
+from desktop.ipc.process import SidecarProcess
+from sidecar.protocol import (
+    METHODS,
+    Empty,
+    ErrorCode,
+    ErrorObject,
+    InitializeParams,
+    InitializeResult,
+    Notification,
+    Request,
+    Response,
+    RunEventParams,
+    WireModel,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class RpcClient(QObject):
+    """The desktop's end of the wire protocol.
+
+    Signals:
+        initialized(InitializeResult): the sidecar answered `initialize` (after every start).
+        initialize_failed(ErrorObject): it refused or did not answer `initialize`.
+        run_event_received(RunEventParams): one `run/event` notification.
+        malformed_frame_received(str): a line from the sidecar was skipped; the reason.
+    """
+
+    initialized = Signal(object)
+    initialize_failed = Signal(object)
+    run_event_received = Signal(object)
+    malformed_frame_received = Signal(str)
+
+    def __init__(
+        self,
+        process: SidecarProcess,
+        *,
+        client_name: str = "atrium-desktop",
+        client_version: str = "",
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._process = process
+        self._hello = InitializeParams(client_name=client_name, client_version=client_version)
+        self._ids = itertools.count(1)
+        self._lines = LineBuffer()
+        self._in_flight: dict[int, tuple[PendingRequest, type[WireModel]]] = {}
+        self._queued: list[tuple[PendingRequest, WireModel]] = []
+        self._ready = False
+        self._accepting = True
+        self.server_info: InitializeResult | None = None
+        process.output_received.connect(self._on_output_received)
+        process.started.connect(self._on_started)
+        process.died.connect(self._on_died)
+        process.gave_up.connect(self._on_gave_up)
+        process.stopped.connect(self._on_stopped)
+
+    @property
+    def is_ready(self) -> bool:
+        """True once the running sidecar has answered `initialize`."""
+        return self._ready
+
+    def request(self, method: str, params: WireModel | None = None) -> PendingRequest:
+        """Send a request; the handle completes with `METHODS[method].result` or an error.
+
+        Requests made while the sidecar is starting wait for its `initialize` reply; when no
+        sidecar is coming (stopped, or restarts gave up) they fail at once with NOT_CONNECTED.
+
+        Raises:
+            KeyError: `method` is not in `METHODS`.
+            TypeError: `params` is not an instance of the method's params model.
+        """
+        spec = METHODS[method]
+        params = Empty() if params is None and spec.params is Empty else params
+        if not isinstance(params, spec.params):
+            raise TypeError(f"{method} takes {spec.params.__name__}, not {type(params).__name__}")
+        pending = PendingRequest(next(self._ids), method)
+        if self._ready or method == "initialize":
+            self._send(pending, params)
+        elif self._accepting:
+            self._queued.append((pending, params))
+        else:
+            pending.reject(
+                client_error(ClientErrorCode.NOT_CONNECTED, "the sidecar is not running")
+            )
+        return pending
+
+    def notify(self, method: str, params: WireModel) -> None:
+        """Send a notification (no reply), e.g. `$/cancelRequest`; dropped when not running."""
+        frame = Notification(method=method, params=params.model_dump(mode="json"))
+        self._process.write(frame.model_dump_json().encode() + b"\n")
+
+    def _send(self, pending: PendingRequest, params: WireModel) -> None:
+        body = params.model_dump(mode="json", exclude_none=True)
+        frame = Request(id=pending.id, method=pending.method, params=body)
+        if not self._process.write(frame.model_dump_json().encode() + b"\n"):
+            pending.reject(
+                client_error(ClientErrorCode.NOT_CONNECTED, "the sidecar is not running")
+            )
+            return
+        self._in_flight[pending.id] = (pending, METHODS[pending.method].result)
+
+    def _on_started(self) -> None:
+        self._lines.clear()
+        self._ready = False
+        self._accepting = True
+        self.request("initialize", self._hello).then(
+            self._on_initialize_succeeded, self._on_initialize_failed
+        )
+
+    def _on_initialize_succeeded(self, result: InitializeResult) -> None:
+        self.server_info = result
+        self._ready = True
+        queued, self._queued = self._queued, []
+        for pending, params in queued:
+            self._send(pending, params)
+        self.initialized.emit(result)
+
+    def _on_initialize_failed(self, error: ErrorObject) -> None:
+        logger.error("sidecar refused initialize: %s (%s)", error.message, error.code)
+        if error.code != ClientErrorCode.SIDECAR_EXITED:
+            self._fail_queued(error)
+        self.initialize_failed.emit(error)
+
+    def _on_died(self, exit_code: int, _stderr_tail: str) -> None:
+        self._ready = False
+        error = client_error(
+            ClientErrorCode.SIDECAR_EXITED, f"the sidecar exited (code {exit_code})", exit_code
+        )
+        in_flight, self._in_flight = self._in_flight, {}
+        for pending, _ in in_flight.values():
+            pending.reject(error)
+
+    def _on_gave_up(self) -> None:
+        self._stop_accepting("the sidecar keeps dying; restarts gave up")
+
+    def _on_stopped(self) -> None:
+        self._stop_accepting("the sidecar was stopped")
+        self._on_died(0, "")
+
+    def _stop_accepting(self, reason: str) -> None:
+        self._ready = False
+        self._accepting = False
+        self._fail_queued(client_error(ClientErrorCode.NOT_CONNECTED, reason))
+
+    def _fail_queued(self, error: ErrorObject) -> None:
+        queued, self._queued = self._queued, []
+        for pending, _ in queued:
+            pending.reject(error)
+
+    def _on_output_received(self, data: bytes) -> None:
+        for line in self._lines.feed(data):
+            self._handle_line(line)
+
+    def _handle_line(self, line: bytes) -> None:
+        try:
+            frame = parse_frame(line)
+        except FrameError as exc:
+            logger.warning("ignoring malformed frame from the sidecar (%s): %.200r", exc, line)
+            self.malformed_frame_received.emit(str(exc))
+            return
+        try:
+            self._dispatch(frame)
+        except Exception as exc:  # protocol boundary: a failing handler must not cost later frames
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+
+    def _dispatch(self, frame: object) -> None:
+        if isinstance(frame, TypedNotification):
+            if isinstance(frame.params, RunEventParams):
+                self.run_event_received.emit(frame.params)
+        elif isinstance(frame, Response):
+            self._complete(frame)
+        elif isinstance(frame, Request):
+            self._refuse(frame)
+        elif isinstance(frame, Notification):
+            logger.debug("ignoring unknown notification %s", frame.method)
+
+    def _complete(self, response: Response) -> None:
+        request_id = response.id
+        entry = self._in_flight.pop(request_id, None) if isinstance(request_id, int) else None
+        if entry is None:
+            logger.warning("reply for unknown request id %r: %s", response.id, response.error)
+            return
+        pending, result_model = entry
+        if response.error is not None:
+            pending.reject(response.error)
+            return
+        try:
+            result = result_model.model_validate({} if response.result is None else response.result)
+        except ValidationError as exc:
+            message = f"{pending.method} returned an invalid result"
+            logger.warning("%s: %s", message, exc)
+            errors = exc.errors(include_url=False, include_context=False)
+            pending.reject(client_error(ClientErrorCode.INVALID_RESULT, message, errors))
+            return
+        pending.resolve(result)
+
+    def _refuse(self, request: Request) -> None:
+        logger.warning("the sidecar sent a request (%s); the desktop serves none", request.method)
+        error = ErrorObject(code=ErrorCode.METHOD_NOT_FOUND, message="no such method")
+        reply = Response(id=request.id, error=error)
+        self._process.write(reply.model_dump_json().encode() + b"\n")

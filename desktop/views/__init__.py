@@ -1,0 +1,8 @@
+"""Windows, panels and dialogs: thin Qt views over `desktop.models`."""
+
+from desktop.views.approval_dialog import ApprovalDialog
+from desktop.views.main_window import MainWindow
+from desktop.views.question_dialog import QuestionDialog
+from desktop.views.settings_dialog import SettingsDialog
+
+__all__ = ["ApprovalDialog", "MainWindow", "QuestionDialog", "SettingsDialog"]

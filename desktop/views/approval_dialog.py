@@ -1,0 +1,106 @@
+"""`ApprovalDialog`: may the agent make this tool call? Allow once, for the thread, or deny."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.views.text import DiffHighlighter, build_code_view, pretty_json
+from sidecar.protocol import ApprovalInterrupt, ApprovalValue
+
+UNCERTAIN_WARNING = (
+    "This call may already have run before the sidecar stopped. Allowing it runs it again."
+)
+
+
+class ApprovalDialog(QDialog):
+    """Shows one approval interrupt and emits the author's decision.
+
+    Non-modal: it emits `answered(interrupt_id, ApprovalValue)` and closes; closing it without a
+    decision leaves the interrupt pending (it stays in the inbox). The reason field goes with
+    Deny only.
+    """
+
+    answered = Signal(str, object)
+
+    def __init__(
+        self, interrupt: ApprovalInterrupt, thread_title: str = "", parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.interrupt = interrupt
+        self.thread_id: str | None = None
+        self.setWindowTitle(f"Approve: {interrupt.title}" if interrupt.title else "Approve")
+        self.setModal(False)
+        layout = QVBoxLayout(self)
+        self._build_header(layout, thread_title)
+        self._build_details(layout)
+        self._build_decision(layout)
+        self.resize(640, 520 if interrupt.diff else 360)
+
+    def _build_header(self, layout: QVBoxLayout, thread_title: str) -> None:
+        interrupt = self.interrupt
+        self.title_label = QLabel(f"<b>{escape(interrupt.title)}</b>")
+        self.body_label = QLabel(interrupt.body)
+        self.body_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.body_label.setWordWrap(True)
+        where = f" in “{thread_title}”" if thread_title else ""
+        self.tool_label = QLabel(
+            f"Tool <code>{escape(interrupt.tool)}</code> on server "
+            f"<code>{escape(interrupt.server)}</code>{escape(where)}"
+        )
+        self.uncertain_label = QLabel("⚠ " + UNCERTAIN_WARNING)
+        self.uncertain_label.setWordWrap(True)
+        self.uncertain_label.setStyleSheet("color: #9a6700; font-weight: bold;")
+        self.uncertain_label.setVisible(interrupt.uncertain)
+        for widget in (self.title_label, self.body_label, self.tool_label, self.uncertain_label):
+            layout.addWidget(widget)
+
+    def _build_details(self, layout: QVBoxLayout) -> None:
+        self.arguments_view = build_code_view(pretty_json(self.interrupt.arguments))
+        self.arguments_view.setMaximumHeight(160)
+        layout.addWidget(QLabel("Arguments"))
+        layout.addWidget(self.arguments_view)
+        self.diff_view = build_code_view(self.interrupt.diff or "")
+        self._diff_highlighter = DiffHighlighter(self.diff_view.document())
+        self.diff_label = QLabel("Changes")
+        layout.addWidget(self.diff_label)
+        layout.addWidget(self.diff_view, 1)
+        has_diff = bool(self.interrupt.diff)
+        self.diff_label.setVisible(has_diff)
+        self.diff_view.setVisible(has_diff)
+
+    def _build_decision(self, layout: QVBoxLayout) -> None:
+        self.reason_edit = QLineEdit()
+        self.reason_edit.setPlaceholderText("Reason for denying (optional, the agent sees it)")
+        layout.addWidget(self.reason_edit)
+        row = QHBoxLayout()
+        self.allow_once_button = QPushButton("Allow once")
+        self.allow_thread_button = QPushButton("Allow for this thread")
+        self.deny_button = QPushButton("Deny")
+        self.allow_once_button.clicked.connect(lambda: self._decide("allow_once"))
+        self.allow_thread_button.clicked.connect(lambda: self._decide("allow_thread"))
+        self.deny_button.clicked.connect(lambda: self._decide("deny"))
+        row.addStretch(1)
+        for button in (self.deny_button, self.allow_thread_button, self.allow_once_button):
+            row.addWidget(button)
+        self.allow_once_button.setDefault(True)
+        layout.addLayout(row)
+
+    def decision_value(self, decision: str) -> ApprovalValue:
+        """The resume value for a decision: the reason field goes with `deny` only."""
+        reason = self.reason_edit.text().strip() if decision == "deny" else ""
+        return ApprovalValue.model_validate({"decision": decision, "reason": reason or None})
+
+    def _decide(self, decision: str) -> None:
+        self.answered.emit(self.interrupt.id, self.decision_value(decision))
+        self.accept()

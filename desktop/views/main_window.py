@@ -1,0 +1,222 @@
+"""`MainWindow`: threads on the left; transcript, status line and composer on the right."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QMainWindow,
+    QSplitter,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.controller import SessionController
+from desktop.ipc.process import SidecarProcess
+from desktop.models.session import SessionState
+from desktop.views.approval_dialog import ApprovalDialog
+from desktop.views.composer import ComposerWidget
+from desktop.views.question_dialog import QuestionDialog
+from desktop.views.settings_dialog import SettingsDialog
+from desktop.views.status_widgets import (
+    InterruptInboxWidget,
+    RunStatusWidget,
+    SidecarBannerWidget,
+)
+from desktop.views.thread_list import ThreadListWidget
+from desktop.views.transcript_view import TranscriptView
+from sidecar.protocol import ApprovalInterrupt, InterruptInfo, SettingsInfo
+
+InterruptDialog = ApprovalDialog | QuestionDialog
+
+
+class MainWindow(QMainWindow):
+    """The author's window. Widgets others (and tests) reach for are public attributes:
+    `thread_list`, `transcript`, `composer`, `run_status`, `banner`, `inbox_button`,
+    `settings_action`, `dialogs` (open interrupt dialogs by interrupt id), `settings_dialog`.
+
+    Signals: `interrupt_dialog_opened(dialog)`, `settings_dialog_opened(dialog)`.
+    """
+
+    interrupt_dialog_opened = Signal(object)
+    settings_dialog_opened = Signal(object)
+
+    def __init__(
+        self,
+        state: SessionState,
+        controller: SessionController,
+        process: SidecarProcess | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.controller = controller
+        self.process = process
+        self.dialogs: dict[str, InterruptDialog] = {}
+        self.settings_dialog: SettingsDialog | None = None
+        self.setWindowTitle("Atrium")
+        self.resize(1100, 760)
+        self._build_widgets()
+        self._build_toolbar()
+        self._connect_views()
+        self._connect_state()
+        if process is not None:
+            self._connect_process(process)
+        self._on_status_inputs_changed()
+
+    def _build_widgets(self) -> None:
+        self.thread_list = ThreadListWidget(self.state)
+        self.transcript = TranscriptView(self.state.transcript)
+        self.run_status = RunStatusWidget()
+        self.composer = ComposerWidget()
+        self.banner = SidecarBannerWidget()
+        right = QWidget()
+        column = QVBoxLayout(right)
+        column.addWidget(self.banner)
+        column.addWidget(self.transcript, 1)
+        column.addWidget(self.run_status)
+        column.addWidget(self.composer)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.thread_list)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([260, 840])
+        self.setCentralWidget(splitter)
+
+    def _build_toolbar(self) -> None:
+        toolbar = QToolBar("Main")
+        toolbar.setMovable(False)
+        self.addToolBar(toolbar)
+        self.new_thread_action = QAction("New thread", self)
+        self.new_thread_action.setShortcut(QKeySequence.StandardKey.New)
+        self.settings_action = QAction("Settings…", self)
+        self.settings_action.setShortcut(QKeySequence.StandardKey.Preferences)
+        toolbar.addAction(self.new_thread_action)
+        toolbar.addAction(self.settings_action)
+        self.inbox_button = InterruptInboxWidget(self.state.inbox)
+        toolbar.addWidget(self.inbox_button)
+
+    def _connect_views(self) -> None:
+        controller = self.controller
+        self.thread_list.thread_selected.connect(controller.select_thread)
+        self.thread_list.create_requested.connect(self._on_create_requested)
+        self.thread_list.rename_requested.connect(controller.rename_thread)
+        self.thread_list.delete_requested.connect(controller.delete_thread)
+        self.composer.message_submitted.connect(controller.send_message)
+        self.run_status.cancel_requested.connect(controller.cancel_run)
+        self.run_status.retry_requested.connect(controller.retry_run)
+        self.new_thread_action.triggered.connect(self._on_create_requested)
+        self.settings_action.triggered.connect(self.open_settings)
+        self.inbox_button.interrupt_activated.connect(self.open_interrupt)
+        controller.error_reported.connect(self._on_error_reported)
+
+    def _connect_state(self) -> None:
+        self.state.selection_changed.connect(self._on_selection_changed)
+        self.state.run_state_changed.connect(self._on_run_state_changed)
+        self.state.inbox.changed.connect(self._on_status_inputs_changed)
+        self.state.inbox.added.connect(self._on_interrupt_added)
+        self.state.inbox.removed.connect(self._on_interrupt_removed)
+
+    def _connect_process(self, process: SidecarProcess) -> None:
+        process.died.connect(self.banner.show_died)
+        process.restarted.connect(self.banner.show_restarted)
+        process.gave_up.connect(self.banner.show_gave_up)
+        self.banner.restart_requested.connect(process.start)
+
+    def open_interrupt(self, thread_id: str, interrupt_id: str) -> InterruptDialog | None:
+        """Open (or raise) the dialog for a pending interrupt."""
+        found = self.state.inbox.get(interrupt_id)
+        if found is None:
+            return None
+        return self._open_dialog(thread_id, found[1])
+
+    def _open_dialog(self, thread_id: str, interrupt: InterruptInfo) -> InterruptDialog:
+        existing = self.dialogs.get(interrupt.id)
+        if existing is not None:
+            existing.raise_()
+            existing.activateWindow()
+            return existing
+        thread = self.state.threads.get(thread_id)
+        title = thread.title if thread else ""
+        dialog: InterruptDialog = (
+            ApprovalDialog(interrupt, title, self)
+            if isinstance(interrupt, ApprovalInterrupt)
+            else QuestionDialog(interrupt, title, self)
+        )
+        dialog.thread_id = thread_id
+        dialog.answered.connect(
+            lambda interrupt_id, value: self.controller.answer_interrupt(
+                thread_id, interrupt_id, value
+            )
+        )
+        dialog.finished.connect(lambda _result: self._forget_dialog(interrupt.id, dialog))
+        self.dialogs[interrupt.id] = dialog
+        dialog.show()
+        self.interrupt_dialog_opened.emit(dialog)
+        return dialog
+
+    def _forget_dialog(self, interrupt_id: str, dialog: QDialog) -> None:
+        if self.dialogs.get(interrupt_id) is dialog:
+            del self.dialogs[interrupt_id]
+        dialog.deleteLater()
+
+    def open_settings(self) -> None:
+        """Fetch the settings, then show the dialog (non-modal)."""
+        self.controller.load_settings().then(self._show_settings)
+
+    def _show_settings(self, info: SettingsInfo) -> None:
+        if self.settings_dialog is not None:
+            self.settings_dialog.load(info)
+            self.settings_dialog.raise_()
+            return
+        dialog = SettingsDialog(info, self)
+        dialog.settings_submitted.connect(self.controller.save_settings)
+        dialog.finished.connect(lambda _result: self._forget_settings(dialog))
+        self.settings_dialog = dialog
+        dialog.show()
+        self.settings_dialog_opened.emit(dialog)
+
+    def _forget_settings(self, dialog: SettingsDialog) -> None:
+        if self.settings_dialog is dialog:
+            self.settings_dialog = None
+        dialog.deleteLater()
+
+    def _on_create_requested(self) -> None:
+        self.controller.create_thread()
+
+    def _on_selection_changed(self, thread_id: str | None) -> None:
+        self._on_status_inputs_changed()
+        if thread_id is not None:
+            for _, interrupt in self.state.inbox.pending(thread_id):
+                self._open_dialog(thread_id, interrupt)
+
+    def _on_run_state_changed(self, thread_id: str) -> None:
+        if thread_id == self.state.selected_thread_id:
+            self._on_status_inputs_changed()
+
+    def _on_status_inputs_changed(self) -> None:
+        selected = self.state.selected_thread_id
+        run = self.state.run_state(selected)
+        waiting = self.state.inbox.count(selected) if selected else 0
+        self.run_status.show_state(run, waiting, has_thread=selected is not None)
+        self.composer.set_busy(selected is not None and run.is_running)
+
+    def _on_interrupt_added(self, thread_id: str, interrupt: InterruptInfo) -> None:
+        if thread_id == self.state.selected_thread_id:
+            self._open_dialog(thread_id, interrupt)
+
+    def _on_interrupt_removed(self, _thread_id: str, interrupt_id: str) -> None:
+        dialog = self.dialogs.pop(interrupt_id, None)
+        if dialog is not None:
+            dialog.close()
+            dialog.deleteLater()
+
+    def _on_error_reported(self, message: str) -> None:
+        self.statusBar().showMessage(message, 15_000)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        for dialog in list(self.dialogs.values()):
+            dialog.close()
+        super().closeEvent(event)
