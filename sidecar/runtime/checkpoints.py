@@ -32,7 +32,7 @@ class InlineSqliteSaver(SqliteSaver):
         self,
         config: Any,
         *,
-        filter: dict[str, Any] | None = None,  # noqa: A002 - the base class's name
+        filter: dict[str, Any] | None = None,
         before: Any = None,
         limit: int | None = None,
     ) -> AsyncIterator[Any]:

@@ -18,6 +18,7 @@ from sidecar.protocol import (
     ErrorInfo,
     InterruptEvent,
     RunCancelled,
+    RunEventBody,
     RunFailed,
     RunFinished,
     RunStarted,
@@ -31,8 +32,12 @@ log = logging.getLogger(__name__)
 
 async def drive(
     graph: Any, saver: Any, store: Store, emit: RunEmitter, graph_input: Any, *, resumed: bool
-) -> None:
-    """Run the graph for one thread until it ends, pauses, fails or is cancelled."""
+) -> RunEventBody:
+    """Run the graph for one thread until it ends, pauses, fails or is cancelled.
+
+    Returns the terminal event unsent: the caller sends it once the thread is free again, so a
+    client that reacts to it with a new request never finds the thread busy.
+    """
     thread_id, run_id = emit.thread_id, emit.run_id
     config = {"configurable": {"thread_id": thread_id}}
     emit(RunStarted(resumed=resumed))
@@ -43,15 +48,12 @@ async def drive(
     except asyncio.CancelledError:
         store.end_run(run_id, "cancelled")
         store.set_thread_status(thread_id, "cancelled")
-        emit(RunCancelled())
-        return
+        return RunCancelled()
     except PlannerError as exc:
-        _fail(store, emit, exc.code, str(exc))
-        return
+        return _fail(store, emit, exc.code, str(exc))
     except Exception as exc:  # the run boundary: any node failure is recorded, never lost
         log.exception("run %s failed", run_id)
-        _fail(store, emit, "internal", f"{type(exc).__name__}: {exc}")
-        return
+        return _fail(store, emit, "internal", f"{type(exc).__name__}: {exc}")
     if snapshot.interrupts:
         for pending in snapshot.interrupts:
             payload = dict(pending.value)
@@ -59,14 +61,13 @@ async def drive(
             emit(InterruptEvent(interrupt=interrupt_from_payload(pending.id, run_id, payload)))
         store.end_run(run_id, "interrupted")
         store.set_thread_status(thread_id, "interrupted")
-        emit(RunFinished(outcome="interrupted"))
-        return
+        return RunFinished(outcome="interrupted")
     # The turn is complete and its messages are in the store: its checkpoints hold nothing
     # that is still needed, so storage per turn stays flat.
     await saver.adelete_thread(thread_id)
     store.end_run(run_id, "finished")
     store.set_thread_status(thread_id, "idle")
-    emit(RunFinished(outcome="completed"))
+    return RunFinished(outcome="completed")
 
 
 def _forward(emit: RunEmitter, chunk: Any) -> None:
@@ -76,7 +77,7 @@ def _forward(emit: RunEmitter, chunk: Any) -> None:
         log.exception("dropping a malformed graph event: %r", chunk)
 
 
-def _fail(store: Store, emit: RunEmitter, code: str, message: str) -> None:
+def _fail(store: Store, emit: RunEmitter, code: str, message: str) -> RunFailed:
     store.end_run(emit.run_id, "failed", message)
     store.set_thread_status(emit.thread_id, "failed", message)
-    emit(RunFailed(error=ErrorInfo(code=code, message=message)))
+    return RunFailed(error=ErrorInfo(code=code, message=message))

@@ -163,10 +163,15 @@ class RunManager:
         self._store.create_run(run_id, thread_id, kind)
         self._store.set_thread_status(thread_id, "running")
         emitter = RunEmitter(self._store, self._sink, run_id, thread_id)
-        task = asyncio.create_task(
-            drive(graph, saver, self._store, emitter, graph_input, resumed=resumed),
-            name=f"run:{run_id}",
-        )
-        self._tasks[thread_id] = task
-        task.add_done_callback(lambda _t: self._tasks.pop(thread_id, None))
+
+        async def run() -> None:
+            try:
+                final = await drive(
+                    graph, saver, self._store, emitter, graph_input, resumed=resumed
+                )
+            finally:
+                self._tasks.pop(thread_id, None)
+            emitter(final)
+
+        self._tasks[thread_id] = asyncio.create_task(run(), name=f"run:{run_id}")
         return run_id
