@@ -1,0 +1,43 @@
+"""Run the sandbox server standalone over stdio.
+
+``python -m mcp_servers.sandbox [--workdir DIR] [--timeout S] [--memory-mb N]`` or
+``atrium-mcp-sandbox``. The workdir is ``--workdir``, else ``$ATRIUM_SANDBOX_WORKDIR``, else a new
+temporary directory. Logs go to stderr; stdout carries MCP frames only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from .server import build_server
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse the command line; ``workdir`` is always filled in."""
+    parser = argparse.ArgumentParser(
+        prog="atrium-mcp-sandbox", description="Atrium Python sandbox MCP server (stdio)."
+    )
+    parser.add_argument("--workdir", type=Path, default=None, help="where run directories go")
+    parser.add_argument("--timeout", type=float, default=30.0, help="max seconds per run")
+    parser.add_argument("--memory-mb", type=int, default=512, help="address-space limit per run")
+    args = parser.parse_args(argv)
+    if args.workdir is None:
+        env = os.environ.get("ATRIUM_SANDBOX_WORKDIR")
+        args.workdir = Path(env) if env else Path(tempfile.mkdtemp(prefix="atrium-sandbox-"))
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: serve the sandbox over stdio until the client disconnects."""
+    args = parse_args(argv)
+    build_server(args.workdir, timeout_s=args.timeout, memory_mb=args.memory_mb).run("stdio")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
