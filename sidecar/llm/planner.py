@@ -1,0 +1,182 @@
+"""`DspyPlanner`: the one place the agent reaches a model, through DSPy and LiteLLM.
+
+Importing this module is cheap: DSPy and LiteLLM (several seconds of imports) load on the first
+`decide` or on `warm_up()`, in a worker thread so the event loop keeps serving meanwhile.
+
+Tool calling takes one of two paths, chosen from LiteLLM's model map when the planner loads:
+
+- native: models LiteLLM knows to support function calling get the tools as the provider's own
+  `tools` parameter and answer with real tool calls;
+- text: any other model (local, unknown) sees the tools in the prompt and writes its calls in
+  DSPy's `tool_calls` field, which DSPy parses.
+
+Either way the answer streams token by token to `on_token`, from DSPy's stream listener on the
+`answer` field.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+
+from sidecar.llm.types import (
+    ChatTurn,
+    LMConfig,
+    PlannerDecision,
+    TokenSink,
+    ToolCallRequest,
+    ToolSpec,
+)
+
+if TYPE_CHECKING:
+    from sidecar.llm._program import Program, StepResult
+
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_NUM_RETRIES = 1
+_FIELD_MARKER = "[[ ##"
+
+
+class DspyPlanner:
+    """A `Planner` backed by one `dspy.LM` of its own (never DSPy's global configuration).
+
+    `timeout_s` bounds each HTTP request and the whole decision (retries included);
+    `num_retries` is DSPy's retry count for transient failures before anything was streamed.
+    Cancelling the task awaiting `decide` closes the model's HTTP stream promptly.
+    """
+
+    def __init__(
+        self,
+        config: LMConfig,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        num_retries: int = DEFAULT_NUM_RETRIES,
+    ) -> None:
+        self.config = config
+        self.timeout_s = timeout_s
+        self.num_retries = num_retries
+        self._program: Program | None = None
+        self._loading = anyio.Lock()
+
+    @property
+    def native_tool_calling(self) -> bool | None:
+        """True/False once loaded: whether tools go through the provider's native tool calling."""
+        return None if self._program is None else self._program.native
+
+    async def warm_up(self) -> None:
+        """Load DSPy and LiteLLM now (in a worker thread), so the first decision is not slower.
+
+        Raises:
+            PlannerError: the model configuration is unusable (code `model_error`).
+        """
+        await self._ensure_program()
+
+    async def decide(
+        self,
+        history: Sequence[ChatTurn],
+        tools: Sequence[ToolSpec],
+        on_token: TokenSink | None = None,
+    ) -> PlannerDecision:
+        """Ask the model for the next step; answer text streams to `on_token` as it arrives.
+
+        Raises:
+            PlannerError: the model failed; `code` is one of the codes in `sidecar.llm._errors`.
+        """
+        program = await self._ensure_program()
+        from dspy.utils.exceptions import AdapterParseError, LMError
+
+        from sidecar.llm import _errors, _history, _program
+
+        inputs = _history.build_inputs(history, native=program.native)
+        observer = _program.LMObserver()
+        secret = self.config.api_key
+        try:
+            with anyio.fail_after(self.timeout_s):
+                step = await _program.predict_step(program, inputs, tools, on_token, observer)
+        except TimeoutError as exc:
+            detail = f"no decision within {self.timeout_s:g} s"
+            raise _errors.planner_error(_errors.TIMEOUT, detail) from exc
+        except (LMError, AdapterParseError, _program.NoPredictionError) as exc:
+            raise _errors.to_planner_error(exc, observer.chain, secret) from exc
+        return await _decision(step, observer.text, on_token)
+
+    async def _ensure_program(self) -> Program:
+        async with self._loading:
+            if self._program is None:
+                self._program = await anyio.to_thread.run_sync(self._build_program)
+            return self._program
+
+    def _build_program(self) -> Program:
+        """Import DSPy and build the LM (worker thread: imports take seconds)."""
+        program_module = importlib.import_module("sidecar.llm._program")
+        errors = importlib.import_module("sidecar.llm._errors")
+        try:
+            return program_module.build_program(
+                self.config, timeout_s=self.timeout_s, num_retries=self.num_retries
+            )
+        except ValueError as exc:
+            raise errors.planner_error(errors.MODEL_ERROR, str(exc), self.config.api_key) from exc
+
+
+async def aclose_model_clients() -> None:
+    """Close the HTTP clients LiteLLM caches for this event loop's requests.
+
+    LiteLLM keeps one async client per provider and event loop for its whole life; call this at
+    sidecar shutdown (tests call it per test) so no socket is left to the garbage collector.
+    """
+    litellm: Any = sys.modules.get("litellm")
+    if litellm is not None:
+        await litellm.close_litellm_async_clients()
+
+
+async def _decision(step: StepResult, raw_text: str, on_token: TokenSink | None) -> PlannerDecision:
+    """Turn DSPy's prediction into a `PlannerDecision`, salvaging plain-text answers.
+
+    Raises:
+        PlannerError: `bad_output` when the model gave neither tool calls nor an answer.
+    """
+    from sidecar.llm import _errors
+
+    prediction = step.prediction
+    answer: str = prediction.get("answer") or ""
+    calls: Any = prediction.get("tool_calls")
+    usage = _usage(prediction.get_lm_usage())
+    if calls is not None and calls.tool_calls:
+        requests = tuple(
+            ToolCallRequest(
+                id=call.id or f"call_{uuid.uuid4().hex[:24]}",
+                name=call.name,
+                arguments=dict(call.args or {}),
+            )
+            for call in calls.tool_calls
+        )
+        return PlannerDecision(kind="tool_calls", text=answer, tool_calls=requests, usage=usage)
+    if not answer.strip():
+        # A model that ignores the field markers and just talks: its text is the answer.
+        salvage = raw_text.strip()
+        if not salvage or _FIELD_MARKER in salvage:
+            raise _errors.planner_error(_errors.BAD_OUTPUT, "neither an answer nor tool calls")
+        answer = salvage
+        if on_token is not None and not step.streamed:
+            await on_token(answer)
+    return PlannerDecision(kind="answer", text=answer, usage=usage)
+
+
+def _usage(lm_usage: Any) -> dict[str, int]:
+    """Sum the token counts DSPy tracked for this call (one entry per model)."""
+    totals: dict[str, int] = {}
+    if not isinstance(lm_usage, dict):
+        return totals
+    for entry in lm_usage.values():
+        if not isinstance(entry, dict):
+            continue
+        for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            value = entry.get(key)
+            if isinstance(value, int):
+                totals[key] = totals.get(key, 0) + value
+    return totals
