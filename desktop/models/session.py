@@ -133,10 +133,10 @@ class SessionState:
 
     def _accept_seq(self, params: RunEventParams) -> bool:
         last = self._last_seq.get(params.run_id)
-        if last is not None and 0 < params.seq <= last:
-            return False  # a duplicate; seq 0 always starts (or restarts) a run's count
+        if last is not None and params.seq <= last:
+            return False  # a duplicate: every run (resumes too) has its own id, seq from 0
         self._last_seq[params.run_id] = params.seq
-        expected = 0 if last is None or params.seq == 0 else last + 1
+        expected = 0 if last is None else last + 1
         if params.seq != expected and params.thread_id == self.selected_thread_id:
             self.resync_needed.emit(params.thread_id)
         return True
