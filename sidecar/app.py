@@ -124,7 +124,6 @@ async def serve(stdin: asyncio.StreamReader, stdout: asyncio.StreamWriter, data:
     settings_file = settings_mod.SettingsFile(data / "settings.json")
     workspace = settings_mod.resolve_workspace(settings_file.load(), os.environ, data)
     host = ToolHost([workspace_spec(workspace), sandbox_spec(data / "sandbox")])
-    host.start()
     planner = PlannerProvider(settings_file, os.environ)
     writer = FrameWriter(stdout)
     server_box: list[RpcServer] = []

@@ -50,10 +50,13 @@ class _Connection:
         self.task: asyncio.Task[None] | None = None
 
     async def serve(self) -> None:
-        from mcp import Client
-
         try:
-            async with Client(self.spec.target(), raise_exceptions=False) as client:
+            # The SDK and the server modules are heavy to import; a worker thread keeps the
+            # event loop answering requests meanwhile.
+            target = await asyncio.to_thread(_load, self.spec)
+            from mcp import Client
+
+            async with Client(target, raise_exceptions=False) as client:
                 listed = await client.list_tools()
                 self.tools = [_host_tool(self.spec, t) for t in listed.tools]
                 self.client = client
@@ -69,6 +72,13 @@ class _Connection:
             if self.state != "crashed":
                 self.state = "stopped"
             self.ready.set()
+
+
+def _load(spec: ServerSpec) -> MCPServer | StdioServerParameters:
+    import mcp
+
+    del mcp
+    return spec.target()
 
 
 def _host_tool(spec: ServerSpec, tool: Any) -> HostTool:
@@ -96,12 +106,14 @@ class ToolHost:
         self._call_timeout_s = call_timeout_s
 
     def start(self) -> None:
-        """Begin connecting to every server in the background."""
+        """Begin connecting to every server in the background (once; later calls do nothing)."""
         for conn in self._connections.values():
-            conn.task = asyncio.create_task(conn.serve(), name=f"mcp:{conn.spec.name}")
+            if conn.task is None:
+                conn.task = asyncio.create_task(conn.serve(), name=f"mcp:{conn.spec.name}")
 
     async def wait_ready(self) -> None:
-        """Wait until every server is connected or has failed."""
+        """Wait until every server is connected or has failed, starting them if needed."""
+        self.start()
         await asyncio.gather(*(c.ready.wait() for c in self._connections.values()))
 
     async def replace(self, spec: ServerSpec) -> None:

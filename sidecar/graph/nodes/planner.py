@@ -60,6 +60,7 @@ def make_planner(deps: GraphDeps):
     async def planner(state: TurnState) -> dict[str, Any]:
         if state.get("pending"):
             return {"route": "tool"}
+        await deps.host.wait_ready()
         if state.get("direct"):
             return _direct(state, deps)
         planner_impl = deps.planner()

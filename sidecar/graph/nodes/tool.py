@@ -96,6 +96,7 @@ async def _permitted_call(
     deps: GraphDeps, thread_id: str, call: dict[str, Any], *, uncertain: bool
 ) -> ToolOutcome:
     store, host = deps.store, deps.host
+    await host.wait_ready()
     try:
         tool = host.find(call["name"])
     except UnknownToolError as exc:
