@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mimetypes
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal, TypeAlias
 
@@ -79,7 +80,7 @@ class AllowTool(RequestModel):
     """Let the tool run, with the original input or an edited `updated_input`."""
 
     behavior: Literal["allow"] = "allow"
-    updated_input: dict[str, JsonValue] | None = None
+    updated_input: Mapping[str, JsonValue] | None = None
 
 
 class DenyTool(RequestModel):

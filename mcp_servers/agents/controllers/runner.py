@@ -117,8 +117,16 @@ class SubprocessController(AgentController):
         if self._run is not None:
             self._run.request_stop("interrupt")
         group, self._group = self._group, None
-        if group is not None:
-            await group.__aexit__(exc_type, exc, tb)
+        try:
+            if group is not None:
+                await group.__aexit__(exc_type, exc, tb)
+        finally:
+            self._discard_unread_events()
+
+    def _discard_unread_events(self) -> None:
+        """Close the event channel of a run nobody streamed (events stay in the trace)."""
+        if self._run is not None and not self._run.streamed:
+            self._run.receive.close()
 
     async def start(self, request: StartRequest) -> None:
         await self._launch(request, None)
@@ -169,6 +177,7 @@ class SubprocessController(AgentController):
             raise ControllerNotOpenError("use the controller inside `async with`")
         if self._run is not None and not self._run.done.is_set():
             raise RunInProgressError("the previous run has not finished")
+        self._discard_unread_events()
         send, receive = new_event_stream()
         trace = TraceWriter(self.config.trace_dir or default_trace_dir(), request.run_id)
         run = RunState(
