@@ -25,7 +25,11 @@ def pretty_json(value: Any) -> str:
 
 
 def monospace_font() -> QFont:
-    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    """The system's fixed font, marked fixed-pitch so fallbacks stay monospace too."""
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    font.setFixedPitch(True)
+    return font
 
 
 def build_code_view(text: str = "", parent: QWidget | None = None) -> QPlainTextEdit:
