@@ -31,10 +31,14 @@ class Attachment(RequestModel):
     mime_type: str | None = None
 
     @property
+    def media_type(self) -> str:
+        """The declared MIME type, else one guessed from the file name."""
+        return self.mime_type or mimetypes.guess_type(self.path.name)[0] or ""
+
+    @property
     def is_image(self) -> bool:
         """Whether the attachment is an image (by declared or guessed MIME type)."""
-        mime = self.mime_type or mimetypes.guess_type(self.path.name)[0] or ""
-        return mime.startswith("image/")
+        return self.media_type.startswith("image/")
 
 
 class ToolPolicy(RequestModel):

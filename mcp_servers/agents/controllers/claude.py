@@ -109,12 +109,16 @@ class ClaudeCodeController(SubprocessController):
         images: list[tuple[str, str]] = []
         others: list[Attachment] = []
         for attachment in request.attachments:
-            if attachment.is_image:
-                data = await anyio.Path(attachment.path).read_bytes()
-                mime = attachment.mime_type or f"image/{attachment.path.suffix.lstrip('.')}"
-                images.append((mime, base64.b64encode(data).decode("ascii")))
-            else:
+            if not attachment.is_image:
                 others.append(attachment)
+                continue
+            try:
+                data = await anyio.Path(attachment.path).read_bytes()
+            except OSError as exc:
+                run.notes.append(f"image {attachment.path} not sent inline: {exc.strerror}")
+                others.append(attachment)
+                continue
+            images.append((attachment.media_type, base64.b64encode(data).decode("ascii")))
         text = compose_prompt(request.instruction, others)
         await self.send_json(run, io.proc, user_message(text, images))
 

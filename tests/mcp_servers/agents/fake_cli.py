@@ -14,6 +14,7 @@ FAKE_CLI_IGNORE_SIGNALS  ignore SIGINT and SIGTERM (only SIGKILL works)
 FAKE_CLI_SPAWN_CHILD  start a grandchild that ignores SIGINT/SIGTERM and holds stdout open
 FAKE_CLI_EXTRA_LINES  after the first line, write a blank line, a non-JSON line and a 2 MiB line
 FAKE_CLI_EXIT_CODE   exit code after a normal replay (default 0)
+FAKE_CLI_LINGER      (Claude) keep running after stdin closes (a CLI hanging after its result)
 
 In Claude mode it waits for the user message on stdin, blocks at every `can_use_tool` control
 request until the matching `control_response` arrives, answers an `interrupt` control request
@@ -181,6 +182,8 @@ def run_claude(argv: list[str]) -> int:
             stdin.wait_response(message["request_id"])
         stdin.interrupted.wait(delay)
     stdin.eof.wait()
+    if os.environ.get("FAKE_CLI_LINGER"):
+        threading.Event().wait()
     return int(os.environ.get("FAKE_CLI_EXIT_CODE", "0"))
 
 

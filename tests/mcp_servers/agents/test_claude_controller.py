@@ -29,6 +29,7 @@ from mcp_servers.agents.events import (
 from mcp_servers.agents.requests import (
     AllowTool,
     AnswerQuestion,
+    Attachment,
     DenyTool,
     PermissionDecision,
     ResumeRequest,
@@ -338,3 +339,41 @@ async def test_leaving_the_context_stops_an_active_run(tmp_path: Path) -> None:
             await ctl.start(start_request(tmp_path))
     assert ctl.result is not None
     assert ctl.result.status == "interrupted"
+
+
+async def test_images_go_inline_and_other_attachments_are_listed(tmp_path: Path) -> None:
+    image = tmp_path / "cover.png"
+    image.write_bytes(b"\x89PNG fake")
+    notes = tmp_path / "notes.md"
+    missing = tmp_path / "missing.jpg"
+    attachments = [Attachment(path=image), Attachment(path=notes), Attachment(path=missing)]
+    async with controller(tmp_path, shared_transcript("claude_4.jsonl")) as ctl:
+        await ctl.start(start_request(tmp_path, attachments=attachments))
+        await collect(ctl)
+        result = await ctl.wait()
+
+    content = stdin_messages(tmp_path)[0]["message"]["content"]
+    assert content[0] == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "iVBORyBmYWtl"},
+    }
+    assert content[1] == {
+        "type": "text",
+        "text": f"write hello.txt\n\nAttached files:\n- {notes}\n- {missing}",
+    }
+    assert any(str(missing) in note for note in result.notes)
+
+
+async def test_cli_hanging_after_its_result_is_terminated_and_the_run_succeeds(
+    tmp_path: Path,
+) -> None:
+    async with controller(
+        tmp_path, shared_transcript("claude_4.jsonl"), FAKE_CLI_LINGER="1"
+    ) as ctl:
+        await ctl.start(start_request(tmp_path))
+        events = await collect(ctl)
+        result = await ctl.wait()
+
+    assert isinstance(events[-1], Completed)
+    assert result.status == "success"
+    assert result.exit_code == -15  # SIGTERM after the exit grace
