@@ -190,7 +190,8 @@ def main(argv: Sequence[str]) -> None:
     filesystem: list[str] = []
     if isolate_network():
         network.append("netns")
-    abi = restrict_filesystem(run_dir, [*config["read_roots"], *SYSTEM_READ_ROOTS])
+    roots = [sys.base_prefix, sys.prefix, *config.get("read_roots", ()), *SYSTEM_READ_ROOTS]
+    abi = restrict_filesystem(run_dir, roots)
     if abi:
         filesystem.append("landlock")
         if abi >= 4:

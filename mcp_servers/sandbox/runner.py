@@ -1,7 +1,7 @@
 """Run Python code in a confined child process (parent side).
 
 Each run gets a fresh directory ``<workdir>/run-<id>/`` holding ``main.py``, used as the child's
-cwd, HOME and (via ``.tmp``) TMPDIR. The child is ``sys.executable -I -S -B -X utf8 _bootstrap.py``
+cwd, HOME and (via ``.tmp``) TMPDIR. The child is ``<python> -I -S -B -X utf8 _bootstrap.py``
 (isolated mode: no ``PYTHON*`` variables, no site-packages, no user site; standard library only),
 started in its own session so the whole process group can be killed. Its environment is built from
 scratch, so no API key or other secret of the author's leaks in. The bootstrap applies the kernel
@@ -36,8 +36,12 @@ CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 @dataclass(frozen=True)
-class SandboxLimits:
-    """Per-run limits. ``timeout_s`` is also the cap on what a caller may ask for."""
+class SandboxSettings:
+    """Per-run limits and the interpreter to run. ``timeout_s`` also caps what a caller may ask.
+
+    ``python`` defaults to the server's own interpreter; a frozen (PyInstaller) build must point it
+    at a real Python 3 interpreter.
+    """
 
     timeout_s: float = 30.0
     memory_mb: int = 512
@@ -45,6 +49,7 @@ class SandboxLimits:
     max_output_bytes: int = 100_000
     file_size_mb: int = 64
     kill_grace_s: float = 1.0
+    python: str | None = None
 
     def cpu_seconds(self, timeout_s: float) -> int:
         """CPU-time limit: explicit, else the run's wall-clock timeout rounded up, plus one."""
@@ -95,7 +100,7 @@ def prepare_run(workdir: Path, code: str) -> Path:
 
 
 async def run_python(
-    workdir: Path, code: str, *, timeout_s: float, stdin: str | None, limits: SandboxLimits
+    workdir: Path, code: str, *, timeout_s: float, stdin: str | None, limits: SandboxSettings
 ) -> RunResult:
     """Run ``code`` in a new run directory under ``workdir`` and report what happened.
 
@@ -103,13 +108,12 @@ async def run_python(
         OSError: If the run directory cannot be created or the child cannot be started.
     """
     run_dir = prepare_run(workdir, code)
-    config = {
+    config: dict[str, object] = {
         "run_dir": str(run_dir),
         "code_path": str(run_dir / "main.py"),
         "memory_bytes": limits.memory_mb * 1024 * 1024,
         "cpu_s": limits.cpu_seconds(timeout_s),
         "file_bytes": limits.file_size_mb * 1024 * 1024,
-        "read_roots": sorted({sys.base_prefix, sys.prefix}),
     }
     started = anyio.current_time()
     outcome = await _run_child(run_dir, config, stdin, timeout_s, limits)
@@ -148,26 +152,16 @@ async def _run_child(
     config: Mapping[str, object],
     stdin: str | None,
     timeout_s: float,
-    limits: SandboxLimits,
+    limits: SandboxSettings,
 ) -> tuple[int, _Capture, _Capture, bool, Isolation]:
     status_r, status_w = os.pipe()
     try:
-        process = await anyio.open_process(
-            [
-                sys.executable,
-                "-I",
-                "-S",
-                "-B",
-                "-X",
-                "utf8",
-                str(BOOTSTRAP),
-                json.dumps({**config, "status_fd": status_w}),
-            ],
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            cwd=run_dir,
-            env=child_env(run_dir),
-            start_new_session=True,
-            pass_fds=(status_w,),
+        process = await _spawn(
+            limits.python or sys.executable,
+            run_dir,
+            config,
+            status_fd=status_w,
+            piped_stdin=stdin is not None,
         )
     except BaseException:
         os.close(status_r)
@@ -186,6 +180,24 @@ async def _run_child(
             status = _read_status(status_r)
     exit_code = process.returncode if process.returncode is not None else -signal.SIGKILL
     return exit_code, out, err, timed_out, status
+
+
+CHILD_FLAGS = ("-I", "-S", "-B", "-X", "utf8")
+
+
+async def _spawn(
+    python: str, run_dir: Path, config: Mapping[str, object], *, status_fd: int, piped_stdin: bool
+) -> Process:
+    """Start the bootstrap in its own session (so its process group can be killed)."""
+    argument = json.dumps({**config, "status_fd": status_fd})
+    return await anyio.open_process(
+        [python, *CHILD_FLAGS, str(BOOTSTRAP), argument],
+        stdin=subprocess.PIPE if piped_stdin else subprocess.DEVNULL,
+        cwd=run_dir,
+        env=child_env(run_dir),
+        start_new_session=True,
+        pass_fds=(status_fd,),
+    )
 
 
 async def _supervise(

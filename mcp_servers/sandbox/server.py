@@ -15,7 +15,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .models import RunResult
-from .runner import SandboxLimits, run_python
+from .runner import SandboxSettings, run_python
 
 SERVER_NAME = "atrium-sandbox"
 
@@ -32,20 +32,24 @@ def build_server(
     cpu_s: int | None = None,
     max_output_bytes: int = 100_000,
     kill_grace_s: float = 1.0,
+    python: str | None = None,
 ) -> MCPServer:
     """Build the sandbox server; runs go to fresh subdirectories of ``workdir`` (created).
 
     ``timeout_s`` is the default and the maximum wall-clock time per run; ``memory_mb`` caps the
-    child's address space; ``cpu_s`` caps CPU seconds (default: the run's timeout plus one).
+    child's address space; ``cpu_s`` caps CPU seconds (default: the run's timeout plus one);
+    ``max_output_bytes`` caps each of stdout and stderr; ``kill_grace_s`` is the SIGTERM-to-SIGKILL
+    grace on timeout; ``python`` is the child interpreter (default: this one).
     """
     root = workdir.resolve()
     root.mkdir(parents=True, exist_ok=True)
-    limits = SandboxLimits(
+    limits = SandboxSettings(
         timeout_s=timeout_s,
         memory_mb=memory_mb,
         cpu_s=cpu_s,
         max_output_bytes=max_output_bytes,
         kill_grace_s=kill_grace_s,
+        python=python,
     )
     server = MCPServer(
         SERVER_NAME,
@@ -59,7 +63,7 @@ def build_server(
     return server
 
 
-def _add_run_python(server: MCPServer, workdir: Path, limits: SandboxLimits) -> None:
+def _add_run_python(server: MCPServer, workdir: Path, limits: SandboxSettings) -> None:
     @server.tool(name="run_python", title="Run Python in the sandbox", annotations=_ANNOTATIONS)
     async def run(
         code: Annotated[str, Field(description="Python source, run as __main__.")],
