@@ -21,6 +21,7 @@ from sidecar.rpc.framing import FrameTooLargeError, FrameWriter
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Any], Awaitable[WireModel]]
+Reply = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +30,7 @@ class Route:
     handler: Handler
 
 
-def _error(request_id: object, code: int, message: str, data: Any = None) -> dict[str, Any]:
+def _error(request_id: object, code: int, message: str, data: Any = None) -> Reply:
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
@@ -40,11 +41,24 @@ def _valid_id(value: object) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
+@dataclass(frozen=True, slots=True)
+class _InFlight:
+    request_id: object
+    task: asyncio.Task[Reply]
+
+    def reply(self) -> Reply:
+        """The reply of the finished task. A task cancelled before it first ran never reached
+        `_handle`'s own cancellation reply, so it is made here."""
+        if self.task.cancelled():
+            return _error(self.request_id, ErrorCode.REQUEST_CANCELLED, "request cancelled")
+        return self.task.result()
+
+
 class RpcServer:
     def __init__(self, routes: Mapping[str, Route], writer: FrameWriter) -> None:
         self._routes = routes
         self._writer = writer
-        self._inflight: dict[object, asyncio.Task[dict[str, Any] | None]] = {}
+        self._inflight: dict[object, asyncio.Task[Reply]] = {}
         self._batches: set[asyncio.Future[None]] = set()
         self.closing = asyncio.Event()
 
@@ -69,6 +83,7 @@ class RpcServer:
             task.cancel()
         await asyncio.gather(reading, closing, return_exceptions=True)
         await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+        await asyncio.gather(*self._batches, return_exceptions=True)
         await self._writer.flush()
 
     def _on_frame(self, frame: bytes | FrameTooLargeError) -> None:
@@ -77,43 +92,43 @@ class RpcServer:
             return
         try:
             message: object = json.loads(frame)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
             self._send(_error(None, ErrorCode.PARSE_ERROR, f"parse error: {exc}"))
             return
         if isinstance(message, list):
             self._on_batch(cast(list[object], message))
-        else:
-            task = self._start(message)
-            if task is not None:
-                task.add_done_callback(self._reply_when_done)
+            return
+        started = self._start(message)
+        if isinstance(started, _InFlight):
+            started.task.add_done_callback(lambda _t: self._send(started.reply()))
+        elif started is not None:
+            self._send(started)
 
     def _on_batch(self, batch: list[object]) -> None:
         if not batch:
             self._send(_error(None, ErrorCode.INVALID_REQUEST, "empty batch"))
             return
-        tasks = [t for t in (self._start(m) for m in batch) if t is not None]
+        started = [self._start(m) for m in batch]
+        ready = [s for s in started if isinstance(s, dict)]
+        inflight = [s for s in started if isinstance(s, _InFlight)]
+        if not inflight:
+            if ready:
+                self._send(ready)
+            return
 
         async def collect() -> None:
-            replies = await asyncio.gather(*tasks)
-            found = [r for r in replies if r is not None]
-            if found:
-                self._send(found)
+            await asyncio.gather(*(s.task for s in inflight), return_exceptions=True)
+            self._send(ready + [s.reply() for s in inflight])
 
-        if tasks:
-            batch_task = asyncio.ensure_future(collect())
-            self._batches.add(batch_task)
-            batch_task.add_done_callback(self._batches.discard)
+        batch_task = asyncio.ensure_future(collect())
+        self._batches.add(batch_task)
+        batch_task.add_done_callback(self._batches.discard)
 
-    def _reply_when_done(self, task: asyncio.Task[dict[str, Any] | None]) -> None:
-        reply = task.result()
-        if reply is not None:
-            self._send(reply)
-
-    def _start(self, message: object) -> asyncio.Task[dict[str, Any] | None] | None:
-        """Validate the envelope; reply at once to bad ones; start a task for good ones."""
+    def _start(self, message: object) -> Reply | _InFlight | None:
+        """Validate the envelope: return the error reply of a bad one, start a task for a good
+        request, handle a notification (None)."""
         if not isinstance(message, dict):
-            self._send(_error(None, ErrorCode.INVALID_REQUEST, "a frame must be a JSON object"))
-            return None
+            return _error(None, ErrorCode.INVALID_REQUEST, "a frame must be a JSON object")
         msg = cast(dict[str, Any], message)
         has_id = "id" in msg
         request_id = msg.get("id")
@@ -125,29 +140,27 @@ class RpcServer:
             or not isinstance(method, str)
             or (has_id and not _valid_id(request_id))
         ):
-            self._send(_error(reply_id, ErrorCode.INVALID_REQUEST, "invalid request"))
-            return None
+            return _error(reply_id, ErrorCode.INVALID_REQUEST, "invalid request")
         if not has_id:
             self._on_notification(method, params)
             return None
         if request_id in self._inflight:
-            self._send(_error(reply_id, ErrorCode.INVALID_REQUEST, "duplicate request id"))
-            return None
+            return _error(reply_id, ErrorCode.INVALID_REQUEST, "duplicate request id")
         task = asyncio.ensure_future(self._handle(request_id, method, params))
         self._inflight[request_id] = task
         task.add_done_callback(lambda _t: self._inflight.pop(request_id, None))
-        return task
+        return _InFlight(request_id, task)
 
     def _on_notification(self, method: str, params: object) -> None:
         if method == CANCEL_REQUEST:
             target = cast(dict[str, Any], params).get("id") if isinstance(params, dict) else None
-            task = self._inflight.get(target)
+            task = self._inflight.get(target) if _valid_id(target) else None
             if task is not None:
                 task.cancel()
             return
         log.debug("ignoring notification %s", method)
 
-    async def _handle(self, request_id: object, method: str, params: object) -> dict[str, Any]:
+    async def _handle(self, request_id: object, method: str, params: object) -> Reply:
         route = self._routes.get(method)
         if route is None:
             return _error(request_id, ErrorCode.METHOD_NOT_FOUND, f"unknown method {method!r}")
@@ -161,7 +174,7 @@ class RpcServer:
             details = exc.errors(include_url=False, include_context=False, include_input=False)
             return _error(request_id, ErrorCode.INVALID_PARAMS, "invalid params", details)
         try:
-            result = await route.handler(typed)
+            result = (await route.handler(typed)).model_dump(mode="json")
         except RpcError as exc:
             return _error(request_id, exc.code, exc.message, exc.data)
         except asyncio.CancelledError:
@@ -169,4 +182,4 @@ class RpcServer:
         except Exception:  # the dispatcher boundary: log it, answer with a typed error
             log.exception("handler for %s failed", method)
             return _error(request_id, ErrorCode.INTERNAL_ERROR, f"internal error in {method}")
-        return {"jsonrpc": "2.0", "id": request_id, "result": result.model_dump(mode="json")}
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}

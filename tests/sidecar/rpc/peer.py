@@ -1,0 +1,202 @@
+"""A test peer for RpcServer: writes frames into its reader and reads its replies.
+
+The routes mix small test handlers (echo, slow, fail, crash) with real ones from the handler
+registry (`ping`, `initialize`), bound to real services over a SQLite file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from sidecar.handlers.registry import load_all
+from sidecar.handlers.services import Services
+from sidecar.host.host import ToolHost
+from sidecar.protocol import CANCEL_REQUEST, ErrorCode, RpcError, WireModel
+from sidecar.rpc.framing import MAX_FRAME_BYTES, read_frames
+from sidecar.rpc.server import Route, RpcServer
+from sidecar.runtime.runs import RunManager
+from sidecar.settings import SettingsFile
+from sidecar.store import Store, open_database
+from tests.sidecar.rpc.streams import Capture
+
+REPLY_TIMEOUT_S = 10
+
+
+class EchoParams(WireModel):
+    text: str
+    times: int = 1
+
+
+class EchoResult(WireModel):
+    text: str
+
+
+class SlowParams(WireModel):
+    key: str
+
+
+class Unserialisable(WireModel):
+    value: Any
+
+
+class Gate:
+    """Lets a test see a slow handler start, release it, and see it cancelled."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+        self.cancelled = asyncio.Event()
+
+
+class ScriptedRoutes:
+    """Handlers whose behaviour the tests control."""
+
+    def __init__(self) -> None:
+        self.gates: defaultdict[str, Gate] = defaultdict(Gate)
+
+    async def echo(self, params: EchoParams) -> EchoResult:
+        return EchoResult(text=params.text * params.times)
+
+    async def slow(self, params: SlowParams) -> EchoResult:
+        gate = self.gates[params.key]
+        gate.started.set()
+        try:
+            await gate.release.wait()
+        except asyncio.CancelledError:
+            gate.cancelled.set()
+            raise
+        return EchoResult(text=params.key)
+
+    async def fail(self, params: EchoParams) -> EchoResult:
+        raise RpcError(ErrorCode.THREAD_BUSY, params.text, {"thread_id": "t-1", "n": [1, 2]})
+
+    async def crash(self, params: EchoParams) -> EchoResult:
+        raise RuntimeError(params.text)
+
+    async def bad_result(self, params: EchoParams) -> Unserialisable:
+        del params
+        return Unserialisable(value=object())
+
+    def routes(self) -> dict[str, Route]:
+        return {
+            "test/echo": Route(EchoParams, self.echo),
+            "test/slow": Route(SlowParams, self.slow),
+            "test/fail": Route(EchoParams, self.fail),
+            "test/crash": Route(EchoParams, self.crash),
+            "test/bad_result": Route(EchoParams, self.bad_result),
+        }
+
+
+async def _no_graph() -> tuple[Any, Any]:
+    raise AssertionError("the RPC tests never start a run")
+
+
+async def _ignore_workspace(root: Path) -> None:
+    del root
+
+
+def build_services(data: Path) -> Services:
+    """Real services over a fresh SQLite file, enough for the lifecycle handlers."""
+    store = Store(open_database(data / "atrium.db"))
+    return Services(
+        store=store,
+        runs=RunManager(store, lambda _params: None, _no_graph),
+        host=ToolHost([]),
+        settings=SettingsFile(data / "settings.json"),
+        data_dir=data,
+        version="9.9.9",
+        model_configured=lambda: False,
+        workspace_changed=_ignore_workspace,
+    )
+
+
+def registry_routes(services: Services, names: tuple[str, ...]) -> dict[str, Route]:
+    bound = load_all().bind(services)
+    return {name: Route(bound[name].params, bound[name].handler) for name in names}
+
+
+class Peer:
+    """The desktop's end of the pipe, in process."""
+
+    def __init__(
+        self,
+        routes: dict[str, Route],
+        capture: Capture,
+        *,
+        max_bytes: int = MAX_FRAME_BYTES,
+    ) -> None:
+        self.reader = asyncio.StreamReader()
+        self.capture = capture
+        self.server = RpcServer(routes, capture.writer)
+        self.serving = asyncio.ensure_future(
+            self.server.serve(read_frames(self.reader, max_bytes=max_bytes))
+        )
+        self._ids = iter(range(1, 1_000_000))
+
+    def send_raw(self, data: bytes) -> None:
+        self.reader.feed_data(data)
+
+    def send(self, *messages: object) -> None:
+        """Write each message as one line, all in a single chunk."""
+        self.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+
+    def request_frame(
+        self, method: str, params: object = None, *, request_id: object = None
+    ) -> dict[str, Any]:
+        frame: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "id": f"auto-{next(self._ids)}" if request_id is None else request_id,
+            "method": method,
+        }
+        if params is not None:
+            frame["params"] = params
+        return frame
+
+    @staticmethod
+    def notification_frame(method: str, params: object = None) -> dict[str, Any]:
+        frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            frame["params"] = params
+        return frame
+
+    def cancel(self, request_id: object) -> None:
+        self.send(self.notification_frame(CANCEL_REQUEST, {"id": request_id}))
+
+    async def receive(self) -> Any:
+        with anyio.fail_after(REPLY_TIMEOUT_S):
+            return await self.capture.transport.frames.get()
+
+    async def call(self, method: str, params: object = None, **kw: object) -> dict[str, Any]:
+        """Send one request and return its reply (which must be the next frame)."""
+        frame = self.request_frame(method, params, **kw)  # type: ignore[arg-type]
+        self.send(frame)
+        reply = await self.receive()
+        assert reply["id"] == frame["id"], reply
+        return reply
+
+    async def assert_alive(self) -> None:
+        """A ping still gets its reply, and it is the next frame: nothing else was pending."""
+        reply = await self.call("ping")
+        assert reply == {"jsonrpc": "2.0", "id": reply["id"], "result": {}}
+
+    async def close(self) -> None:
+        self.reader.feed_eof()
+        with anyio.fail_after(REPLY_TIMEOUT_S):
+            await self.serving
+
+    def unread(self) -> list[Any]:
+        frames: list[Any] = []
+        while not self.capture.transport.frames.empty():
+            frames.append(self.capture.transport.frames.get_nowait())
+        return frames
+
+
+def error_code(reply: dict[str, Any]) -> int:
+    assert "result" not in reply, reply
+    return reply["error"]["code"]

@@ -1,0 +1,255 @@
+"""Every spec error code, and the server serving on after each one."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from sidecar.protocol import ErrorCode, InitializeResult
+from tests.sidecar.rpc.conftest import PeerFactory
+from tests.sidecar.rpc.peer import Peer, error_code
+
+pytestmark = pytest.mark.anyio
+
+NULL_ID_ERROR = {"jsonrpc": "2.0", "id": None}
+
+
+def _assert_error(reply: dict[str, Any], code: ErrorCode, request_id: object) -> None:
+    assert reply["jsonrpc"] == "2.0"
+    assert reply["id"] == request_id
+    assert error_code(reply) == code
+    assert isinstance(reply["error"]["message"], str)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"jsonrpc":"2.0","id":1,"method":"ping"', b"{bad}", b"nul", b'{"a":1}}', b"\x00"],
+    ids=["truncated", "unquoted", "partial-literal", "trailing-data", "nul-byte"],
+)
+async def test_bad_json_gets_a_parse_error_with_a_null_id(peer: Peer, raw: bytes) -> None:
+    peer.send_raw(raw + b"\n")
+    _assert_error(await peer.receive(), ErrorCode.PARSE_ERROR, None)
+    await peer.assert_alive()
+
+
+async def test_invalid_utf8_gets_a_parse_error(peer: Peer) -> None:
+    peer.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\xff\xfe"}}\n')
+    _assert_error(await peer.receive(), ErrorCode.PARSE_ERROR, None)
+    await peer.assert_alive()
+
+
+async def test_json_nested_too_deeply_to_parse_gets_a_parse_error(peer: Peer) -> None:
+    peer.send_raw(b"[" * 100_000 + b"\n")
+    _assert_error(await peer.receive(), ErrorCode.PARSE_ERROR, None)
+    peer.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":' + b"[" * 50_000 + b"\n")
+    _assert_error(await peer.receive(), ErrorCode.PARSE_ERROR, None)
+    await peer.assert_alive()
+
+
+@pytest.mark.parametrize("raw", [b"5", b'"ping"', b"null", b"true", b"1.5"])
+async def test_a_frame_that_is_not_an_object_is_an_invalid_request(peer: Peer, raw: bytes) -> None:
+    peer.send_raw(raw + b"\n")
+    _assert_error(await peer.receive(), ErrorCode.INVALID_REQUEST, None)
+    await peer.assert_alive()
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"id": 7, "method": "ping"},
+        {"jsonrpc": "1.0", "id": 7, "method": "ping"},
+        {"jsonrpc": 2.0, "id": 7, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 7},
+        {"jsonrpc": "2.0", "id": 7, "method": 5},
+        {"jsonrpc": "2.0", "id": 7, "method": None},
+        {"jsonrpc": "2.0", "id": 7, "method": ["ping"]},
+    ],
+    ids=[
+        "missing-jsonrpc",
+        "wrong-version",
+        "numeric-version",
+        "missing-method",
+        "int-method",
+        "null-method",
+        "list-method",
+    ],
+)
+async def test_a_malformed_envelope_is_an_invalid_request_echoing_its_id(
+    peer: Peer, frame: dict[str, Any]
+) -> None:
+    peer.send(frame)
+    _assert_error(await peer.receive(), ErrorCode.INVALID_REQUEST, 7)
+    await peer.assert_alive()
+
+
+@pytest.mark.parametrize(
+    "bad_id", [True, False, 1.5, 1.0, {"n": 1}, [1]], ids=lambda v: type(v).__name__ + repr(v)
+)
+async def test_an_id_of_the_wrong_type_is_an_invalid_request_with_a_null_id(
+    peer: Peer, bad_id: object
+) -> None:
+    peer.send({"jsonrpc": "2.0", "id": bad_id, "method": "ping"})
+    _assert_error(await peer.receive(), ErrorCode.INVALID_REQUEST, None)
+    await peer.assert_alive()
+
+
+async def test_an_empty_batch_is_one_invalid_request(peer: Peer) -> None:
+    peer.send_raw(b"[]\n")
+    _assert_error(await peer.receive(), ErrorCode.INVALID_REQUEST, None)
+    await peer.assert_alive()
+
+
+async def test_an_oversized_frame_is_an_invalid_request_and_the_next_frame_is_served(
+    make_peer: PeerFactory,
+) -> None:
+    peer = make_peer(max_bytes=256)
+    peer.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"test/echo","params":{"text":"')
+    peer.send_raw(b"x" * 1000)
+    peer.send_raw(b'"}}\n')
+    _assert_error(await peer.receive(), ErrorCode.INVALID_REQUEST, None)
+    await peer.assert_alive()
+
+
+async def test_an_unknown_method_is_method_not_found(peer: Peer) -> None:
+    reply = await peer.call("thread/explode", {"x": 1}, request_id="req-9")
+    _assert_error(reply, ErrorCode.METHOD_NOT_FOUND, "req-9")
+    await peer.assert_alive()
+
+
+async def test_an_unknown_notification_is_ignored_silently(peer: Peer) -> None:
+    peer.send(peer.notification_frame("thread/explode", {"x": 1}))
+    peer.send(peer.notification_frame("$/somethingElse"))
+    await peer.assert_alive()
+
+
+async def test_a_notification_to_a_known_method_gets_no_reply(peer: Peer) -> None:
+    peer.send(peer.notification_frame("ping"), peer.notification_frame("test/echo", {"text": 1}))
+    await peer.assert_alive()
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"text": 5}, [("string_type", ["text"])]),
+        ({"text": "a", "times": "many"}, [("int_parsing", ["times"])]),
+        ({"text": "a", "colour": "red"}, [("extra_forbidden", ["colour"])]),
+        ({}, [("missing", ["text"])]),
+    ],
+    ids=["wrong-type", "unparsable-int", "extra-field", "missing-field"],
+)
+async def test_params_that_do_not_validate_are_invalid_params_with_details(
+    peer: Peer, params: dict[str, Any], expected: list[tuple[str, list[str]]]
+) -> None:
+    reply = await peer.call("test/echo", params)
+    _assert_error(reply, ErrorCode.INVALID_PARAMS, reply["id"])
+    assert [(d["type"], d["loc"]) for d in reply["error"]["data"]] == expected
+    await peer.assert_alive()
+
+
+@pytest.mark.parametrize("params", [["a"], "a", 5, True], ids=repr)
+async def test_params_that_are_not_an_object_are_invalid_params(peer: Peer, params: object) -> None:
+    reply = await peer.call("test/echo", params)
+    _assert_error(reply, ErrorCode.INVALID_PARAMS, reply["id"])
+    await peer.assert_alive()
+
+
+async def test_the_real_ping_rejects_extra_params(peer: Peer) -> None:
+    reply = await peer.call("ping", {"unexpected": True})
+    _assert_error(reply, ErrorCode.INVALID_PARAMS, reply["id"])
+
+
+async def test_omitted_or_null_params_count_as_empty(peer: Peer) -> None:
+    assert (await peer.call("ping"))["result"] == {}
+    peer.send({"jsonrpc": "2.0", "id": "n", "method": "ping", "params": None})
+    assert await peer.receive() == {"jsonrpc": "2.0", "id": "n", "result": {}}
+
+
+async def test_an_application_error_passes_through_with_its_code_and_data(peer: Peer) -> None:
+    reply = await peer.call("test/fail", {"text": "thread is busy"})
+    _assert_error(reply, ErrorCode.THREAD_BUSY, reply["id"])
+    assert reply["error"]["message"] == "thread is busy"
+    assert reply["error"]["data"] == {"thread_id": "t-1", "n": [1, 2]}
+    await peer.assert_alive()
+
+
+async def test_the_real_initialize_refuses_another_major_protocol_version(peer: Peer) -> None:
+    reply = await peer.call("initialize", {"client_name": "t", "protocol_version": "2.0"})
+    _assert_error(reply, ErrorCode.INVALID_PARAMS, reply["id"])
+
+
+async def test_the_real_initialize_answers_with_a_typed_result(peer: Peer) -> None:
+    reply = await peer.call("initialize", {"client_name": "t", "protocol_version": "1.7"})
+    result = InitializeResult.model_validate(reply["result"])
+    assert result.server_version == "9.9.9"
+    assert result.model_configured is False
+
+
+async def test_an_unexpected_exception_is_an_internal_error_and_is_logged(
+    peer: Peer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="sidecar.rpc.server"):
+        reply = await peer.call("test/crash", {"text": "boom"})
+    _assert_error(reply, ErrorCode.INTERNAL_ERROR, reply["id"])
+    assert "data" not in reply["error"]
+    logged = [r for r in caplog.records if r.name == "sidecar.rpc.server"]
+    assert [r.levelno for r in logged] == [logging.ERROR]
+    assert logged[0].exc_info is not None
+    assert isinstance(logged[0].exc_info[1], RuntimeError)
+    await peer.assert_alive()
+
+
+async def test_a_result_that_cannot_be_serialised_is_an_internal_error(
+    peer: Peer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="sidecar.rpc.server"):
+        reply = await peer.call("test/bad_result", {"text": "x"})
+    _assert_error(reply, ErrorCode.INTERNAL_ERROR, reply["id"])
+    await peer.assert_alive()
+
+
+async def test_a_stream_of_malformed_frames_never_stops_the_server(
+    make_peer: PeerFactory,
+) -> None:
+    peer = make_peer(max_bytes=8192)
+    garbage = [
+        b"{",
+        b"\xff\xfe\xfd",
+        b"[" * 5000,
+        b"42",
+        b"[]",
+        b"[1,2]",
+        b'{"jsonrpc":"2.0","id":true,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":1,"method":"nope"}',
+        b'{"jsonrpc":"2.0","id":2,"method":"test/echo","params":[1]}',
+        b'{"jsonrpc":"2.0","id":3,"method":"test/crash","params":{"text":"x"}}',
+        b'{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":{"a":[]}}}',
+        b'{"jsonrpc":"2.0","method":"$/cancelRequest","params":[1]}',
+        b'{"jsonrpc":"2.0","method":"$/cancelRequest"}',
+        b"x" * 10_000,
+    ]
+    peer.send_raw(b"\n".join(garbage) + b"\n")
+    replies = [await peer.receive() for _ in range(11)]
+    codes = sorted(
+        error_code(item)
+        for reply in replies
+        for item in (reply if isinstance(reply, list) else [reply])
+    )
+    assert codes == sorted(
+        [
+            ErrorCode.PARSE_ERROR,
+            ErrorCode.PARSE_ERROR,
+            ErrorCode.PARSE_ERROR,
+            ErrorCode.INVALID_REQUEST,  # 42
+            ErrorCode.INVALID_REQUEST,  # []
+            ErrorCode.INVALID_REQUEST,  # [1,2] -> two
+            ErrorCode.INVALID_REQUEST,
+            ErrorCode.INVALID_REQUEST,  # id true
+            ErrorCode.METHOD_NOT_FOUND,
+            ErrorCode.INVALID_PARAMS,
+            ErrorCode.INTERNAL_ERROR,
+            ErrorCode.INVALID_REQUEST,  # oversized
+        ]
+    )
+    await peer.assert_alive()
