@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QObject, Signal
-
 from desktop.ipc.pending import PendingRequest, RequestSender
+from desktop.models.emitter import Emitter
 from desktop.models.session import SessionState
 from sidecar.protocol import (
     ApprovalValue,
@@ -44,19 +43,15 @@ def title_from_text(text: str) -> str:
     return first if len(first) <= TITLE_LENGTH else first[: TITLE_LENGTH - 1].rstrip() + "…"
 
 
-class SessionController(QObject):
-    """Author actions → requests; replies and run events → `SessionState`.
+class SessionController:
+    """Author actions → requests; replies and run events → `SessionState`. No Qt.
 
-    Signals:
+    Events:
         error_reported(str): a request failed; a short sentence for the status bar.
     """
 
-    error_reported = Signal(str)
-
-    def __init__(
-        self, sender: RequestSender, state: SessionState, parent: QObject | None = None
-    ) -> None:
-        super().__init__(parent)
+    def __init__(self, sender: RequestSender, state: SessionState) -> None:
+        self.error_reported: Emitter[[str]] = Emitter()
         self._sender = sender
         self.state = state
         state.resync_needed.connect(self._on_resync_needed)

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QWidget
 _ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 
 
-class ComposerEdit(QPlainTextEdit):
+class ComposerEditorWidget(QPlainTextEdit):
     """A text edit whose plain Enter emits `submitted` instead of inserting a newline."""
 
     submitted = Signal()
@@ -38,7 +38,7 @@ class ComposerWidget(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.editor = ComposerEdit()
+        self.editor = ComposerEditorWidget()
         self.editor.setPlaceholderText(
             "Message the agent (Enter sends, Shift+Enter for a new line; /tools lists tools)"
         )

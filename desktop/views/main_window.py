@@ -64,7 +64,7 @@ class MainWindow(QMainWindow):
         self._connect_state()
         if process is not None:
             self._connect_process(process)
-        self._on_status_inputs_changed()
+        self._show_status()
 
     def _build_widgets(self) -> None:
         self.thread_list = ThreadListWidget(self.state)
@@ -115,7 +115,7 @@ class MainWindow(QMainWindow):
     def _connect_state(self) -> None:
         self.state.selection_changed.connect(self._on_selection_changed)
         self.state.run_state_changed.connect(self._on_run_state_changed)
-        self.state.inbox.changed.connect(self._on_status_inputs_changed)
+        self.state.inbox.changed.connect(self._on_inbox_changed)
         self.state.inbox.added.connect(self._on_interrupt_added)
         self.state.inbox.removed.connect(self._on_interrupt_removed)
 
@@ -187,16 +187,19 @@ class MainWindow(QMainWindow):
         self.controller.create_thread()
 
     def _on_selection_changed(self, thread_id: str | None) -> None:
-        self._on_status_inputs_changed()
+        self._show_status()
         if thread_id is not None:
             for _, interrupt in self.state.inbox.pending(thread_id):
                 self._open_dialog(thread_id, interrupt)
 
     def _on_run_state_changed(self, thread_id: str) -> None:
         if thread_id == self.state.selected_thread_id:
-            self._on_status_inputs_changed()
+            self._show_status()
 
-    def _on_status_inputs_changed(self) -> None:
+    def _on_inbox_changed(self) -> None:
+        self._show_status()
+
+    def _show_status(self) -> None:
         selected = self.state.selected_thread_id
         run = self.state.run_state(selected)
         waiting = self.state.inbox.count(selected) if selected else 0

@@ -52,7 +52,7 @@ class ThreadListWidget(QWidget):
         self.delete_button.clicked.connect(self._on_delete_clicked)
         self._lay_out()
         self.model.modelReset.connect(self._on_model_reset)
-        state.selection_changed.connect(self._on_selection_changed_in_state)
+        state.selection_changed.connect(self._on_state_selection_changed)
         self._show_selection(state.selected_thread_id)
 
     def _lay_out(self) -> None:
@@ -80,7 +80,7 @@ class ThreadListWidget(QWidget):
         if thread_id and thread_id != self._state.selected_thread_id:
             self.thread_selected.emit(thread_id)
 
-    def _on_selection_changed_in_state(self, thread_id: str | None) -> None:
+    def _on_state_selection_changed(self, thread_id: str | None) -> None:
         self._show_selection(thread_id)
 
     def _on_model_reset(self) -> None:

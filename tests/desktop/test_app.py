@@ -50,7 +50,7 @@ def test_a_message_creates_a_thread_and_streams_the_answer(qtbot: QtBot, desktop
 def test_approving_a_write_in_the_dialog_runs_the_tool(qtbot: QtBot, desktop: DesktopApp):
     with qtbot.waitSignal(desktop.window.interrupt_dialog_opened, timeout=TIMEOUT_MS) as opened:
         send(qtbot, desktop, "approve")
-    dialog = opened.args[0]
+    dialog = (opened.args or [])[0]
     assert isinstance(dialog, ApprovalDialog)
     assert "+hello" in dialog.diff_view.toPlainText()
     qtbot.mouseClick(dialog.allow_once_button, Qt.MouseButton.LeftButton)
@@ -62,7 +62,7 @@ def test_approving_a_write_in_the_dialog_runs_the_tool(qtbot: QtBot, desktop: De
 def test_answering_a_question_resumes_with_the_choice(qtbot: QtBot, desktop: DesktopApp):
     with qtbot.waitSignal(desktop.window.interrupt_dialog_opened, timeout=TIMEOUT_MS) as opened:
         send(qtbot, desktop, "ask")
-    dialog = opened.args[0]
+    dialog = (opened.args or [])[0]
     assert isinstance(dialog, QuestionDialog)
     choice = dialog.choice_buttons[0]
     qtbot.mouseClick(choice, Qt.MouseButton.LeftButton, pos=QPoint(6, choice.height() // 2))

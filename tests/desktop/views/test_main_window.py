@@ -120,7 +120,7 @@ def test_an_interrupt_opens_the_dialog_and_allow_for_thread_resumes(
     run = RunScript()
     with qtbot.waitSignal(window.interrupt_dialog_opened) as opened:
         window.controller.handle_run_event(run(InterruptEvent(interrupt=approval())))
-    dialog = opened.args[0]
+    dialog = (opened.args or [])[0]
     assert isinstance(dialog, ApprovalDialog) and dialog.isVisible()
     window.controller.handle_run_event(run(RunFinished(outcome="interrupted")))
     assert window.inbox_button.text() == "Waiting: 1"
@@ -236,7 +236,7 @@ def test_settings_open_from_the_action_and_save_sends_settings_set(
     )
     with qtbot.waitSignal(window.settings_dialog_opened) as opened:
         pending.resolve(info)
-    dialog = opened.args[0]
+    dialog = (opened.args or [])[0]
     assert isinstance(dialog, SettingsDialog)
     dialog.model_edit.setText("ollama/llama3")
     qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
