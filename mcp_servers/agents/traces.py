@@ -9,6 +9,7 @@ a crash leaves a usable trace.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import IO
@@ -17,6 +18,8 @@ import platformdirs
 
 from mcp_servers.agents.events import AgentEvent, dump_event
 from mcp_servers.agents.results import OperatorResult, TraceRef
+
+logger = logging.getLogger(__name__)
 
 
 def default_trace_dir() -> Path:
@@ -39,7 +42,11 @@ def trace_ref(directory: Path, run_id: str) -> TraceRef:
 
 
 class TraceWriter:
-    """Appends to one run's trace files; all attempts of a run share them."""
+    """Appends to one run's trace files; all attempts of a run share them.
+
+    A failing write (disk full, directory removed) is logged once and otherwise ignored: losing
+    a trace must not break the run it records.
+    """
 
     def __init__(self, directory: Path, run_id: str) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -48,34 +55,52 @@ class TraceWriter:
         self._events = self.ref.normalized_path.open("a", encoding="utf-8")
         self._stdin = self.ref.stdin_path.open("a", encoding="utf-8")
         self._stderr = self.ref.stderr_path.open("ab")
+        self._broken = False
 
     def write_raw(self, line: str) -> None:
         """One stdout line, verbatim."""
-        _append(self._raw, line + "\n")
+        self._append(self._raw, line + "\n")
 
     def write_event(self, event: AgentEvent) -> None:
         """One normalized event."""
-        _append(self._events, dump_event(event) + "\n")
+        self._append(self._events, dump_event(event) + "\n")
 
     def write_stdin(self, line: str) -> None:
         """One line the host wrote to the CLI's stdin."""
-        _append(self._stdin, line + "\n")
+        self._append(self._stdin, line + "\n")
 
     def write_stderr(self, chunk: bytes) -> None:
         """A chunk of the CLI's stderr."""
-        self._stderr.write(chunk)
-        self._stderr.flush()
+        try:
+            self._stderr.write(chunk)
+            self._stderr.flush()
+        except OSError as exc:
+            self._report(exc)
 
     def write_result(self, result: OperatorResult) -> None:
         """The run's final result, as one JSON document."""
-        self.ref.result_path.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        try:
+            text = result.model_dump_json(indent=2) + "\n"
+            self.ref.result_path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self._report(exc)
 
     def close(self) -> None:
         """Close every file (idempotent)."""
         for handle in (self._raw, self._events, self._stdin, self._stderr):
-            handle.close()
+            try:
+                handle.close()
+            except OSError as exc:
+                self._report(exc)
 
+    def _append(self, handle: IO[str], text: str) -> None:
+        try:
+            handle.write(text)
+            handle.flush()
+        except OSError as exc:
+            self._report(exc)
 
-def _append(handle: IO[str], text: str) -> None:
-    handle.write(text)
-    handle.flush()
+    def _report(self, exc: OSError) -> None:
+        if not self._broken:
+            self._broken = True
+            logger.warning("trace of run %s is incomplete: %s", self.ref.run_id, exc)

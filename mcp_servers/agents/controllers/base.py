@@ -12,6 +12,8 @@ A controller drives one native CLI session at a time, one run after another:
 Requests never block on the run: `start`/`resume` return once the run is launched, `interrupt`
 returns at once, and everything else arrives as events ending in `completed` or `failed`.
 Run failures (CLI missing, API error, timeout...) are results, not exceptions.
+
+The contract's models live in `requests`, `events` and `results` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -21,9 +23,68 @@ from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import ClassVar, Self
 
-from mcp_servers.agents.events import AgentEvent
-from mcp_servers.agents.requests import PermissionDecision, ResumeRequest, StartRequest
-from mcp_servers.agents.results import OperatorResult, Provider
+from mcp_servers.agents.events import (
+    AgentEvent,
+    ArtifactCreated,
+    Completed,
+    Failed,
+    Heartbeat,
+    MessageCompleted,
+    MessageDelta,
+    PermissionRequest,
+    SessionStarted,
+    StateHint,
+    ToolCall,
+    ToolResult,
+)
+from mcp_servers.agents.requests import (
+    AllowTool,
+    AnswerQuestion,
+    Attachment,
+    DenyTool,
+    PermissionDecision,
+    ResumeRequest,
+    StartRequest,
+    ToolPolicy,
+)
+from mcp_servers.agents.results import (
+    ErrorCode,
+    NormalizedError,
+    OperatorResult,
+    Provider,
+    RunMetrics,
+    TraceRef,
+)
+
+__all__ = [
+    "AgentController",
+    "AgentEvent",
+    "AllowTool",
+    "AnswerQuestion",
+    "ArtifactCreated",
+    "Attachment",
+    "Completed",
+    "DenyTool",
+    "ErrorCode",
+    "Failed",
+    "Heartbeat",
+    "MessageCompleted",
+    "MessageDelta",
+    "NormalizedError",
+    "OperatorResult",
+    "PermissionDecision",
+    "PermissionRequest",
+    "Provider",
+    "ResumeRequest",
+    "RunMetrics",
+    "SessionStarted",
+    "StartRequest",
+    "StateHint",
+    "ToolCall",
+    "ToolPolicy",
+    "ToolResult",
+    "TraceRef",
+]
 
 
 class AgentController(ABC):

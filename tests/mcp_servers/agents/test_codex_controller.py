@@ -9,7 +9,8 @@ import pytest
 
 from mcp_servers.agents.controllers import CodexConfig, CodexController
 from mcp_servers.agents.errors import UnknownPermissionRequestError
-from mcp_servers.agents.events import AgentEvent, ArtifactCreated, Completed, SessionStarted
+from mcp_servers.agents.events import AgentEvent, ArtifactCreated, Completed, Failed, SessionStarted
+from mcp_servers.agents.parsers import CodexStreamParser, ParseStep, StreamParser
 from mcp_servers.agents.requests import AllowTool, ResumeRequest, StartRequest, ToolPolicy
 from mcp_servers.agents.results import ErrorCode
 from tests.mcp_servers.agents.helpers import (
@@ -195,3 +196,28 @@ async def test_runs_follow_one_another_on_one_controller(tmp_path: Path) -> None
 
     assert (first.status, second.status) == ("success", "success")
     assert first.run_id != second.run_id
+
+
+class _BrokenParser(CodexStreamParser):
+    def on_object(self, obj: dict[str, Any]) -> ParseStep:
+        raise RuntimeError("parser bug")
+
+
+class _BrokenController(CodexController):
+    def make_parser(self, request: StartRequest, resume_id: str | None) -> StreamParser:
+        return _BrokenParser()
+
+
+async def test_a_crashing_parser_still_ends_the_run_with_an_internal_error(
+    tmp_path: Path,
+) -> None:
+    transcript = shared_transcript("codex_1.jsonl")
+    config = CodexConfig(**fake_settings(tmp_path, transcript, FAKE_CLI_HANG_AFTER="3"))
+    async with _BrokenController(config) as ctl:
+        await ctl.start(start_request(tmp_path))
+        events = await collect(ctl)
+        result = await ctl.wait()
+
+    assert isinstance(events[-1], Failed)
+    assert result.error is not None and result.error.code is ErrorCode.INTERNAL_ERROR
+    assert await wait_pid_gone(fake_log(tmp_path, "argv")[0]["pid"])
