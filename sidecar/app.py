@@ -71,10 +71,10 @@ def sandbox_spec(workdir: Path) -> ServerSpec:
         from mcp import StdioServerParameters
 
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+        # A bundled app is one executable that takes its role from the first argument.
+        role = ["--mcp-sandbox"] if getattr(sys, "frozen", False) else ["-m", "mcp_servers.sandbox"]
         return StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "mcp_servers.sandbox", "--workdir", str(workdir)],
-            env=env,
+            command=sys.executable, args=[*role, "--workdir", str(workdir)], env=env
         )
 
     return ServerSpec(name="sandbox", target=target, trusted=True)
