@@ -38,7 +38,12 @@ from mcp_servers.agents.errors import (
 )
 from mcp_servers.agents.events import AgentEvent, Heartbeat, StateHint
 from mcp_servers.agents.parsers.base import StreamParser
-from mcp_servers.agents.parsers.outcome import RunFacts, build_result, terminal_event
+from mcp_servers.agents.parsers.outcome import (
+    RunFacts,
+    build_result,
+    stderr_summary,
+    terminal_event,
+)
 from mcp_servers.agents.process import AgentProcess, SpawnError, StopStep
 from mcp_servers.agents.requests import PermissionDecision, ResumeRequest, StartRequest
 from mcp_servers.agents.results import (
@@ -220,11 +225,12 @@ class SubprocessController(AgentController):
             return
         failed = run.attempts[-1].model_copy(update={"outcome": "resume_failed"})
         run.attempts[-1] = failed
-        message = run.parser.acc.error.message if run.parser.acc.error else run.stderr_tail[-500:]
+        acc_error = run.parser.acc.error
+        message = acc_error.message if acc_error else stderr_summary(run.stderr_tail)
         detail: dict[str, JsonValue] = {
             "session_id": resume_id,
             "exit_code": run.exit_code,
-            "message": message.strip(),
+            "message": message,
         }
         run.emit(StateHint(hint="resume_failed", detail=detail))
         assert isinstance(run.request, ResumeRequest)

@@ -159,6 +159,9 @@ class CodexStreamParser(StreamParser):
 
     def _error(self, obj: JsonObject) -> ParseStep:
         message = str_of(obj.get("message")) or "error"
+        if message.startswith("Reconnecting"):
+            # Transport retries ("Reconnecting... 2/5 (...)") are progress, not failures.
+            return ParseStep(events=[StateHint(hint="retrying", detail={"message": message})])
         self.acc.pending_error = _codex_error(message)
         return ParseStep(events=[StateHint(hint="error", detail={"message": message})])
 

@@ -114,11 +114,23 @@ def _exit_error(facts: RunFacts) -> NormalizedError:
     tail = facts.stderr_tail.strip()
     detail: dict[str, JsonValue] = {"exit_code": facts.exit_code, "stderr_tail": tail[-2000:]}
     if facts.exit_code not in (None, 0):
-        last_line = tail.splitlines()[-1] if tail else ""
+        summary = stderr_summary(tail)
         message = f"the CLI exited with code {facts.exit_code}" + (
-            f": {last_line}" if last_line else ""
+            f": {summary}" if summary else ""
         )
         return NormalizedError(code=ErrorCode.PROCESS_EXITED, message=message, detail=detail)
     return NormalizedError(
         code=ErrorCode.NO_RESULT, message="the CLI ended without reporting a result", detail=detail
     )
+
+
+def stderr_summary(tail: str) -> str:
+    """The most telling stderr line: the last one mentioning an error, else the last line.
+
+    CLIs follow their error with backtraces or progress noise, so the last line alone misleads.
+    """
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower() and "warning" not in line.lower()]
+    if errors:
+        return errors[-1][:500]
+    return lines[-1][:500] if lines else ""

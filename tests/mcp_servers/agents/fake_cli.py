@@ -89,8 +89,8 @@ def setup_process() -> None:
         log({"kind": "child", "pid": child.pid})
 
 
-def resume_refused(session_id: str) -> None:
-    sys.stderr.write(f"No conversation found with session ID: {session_id}\n")
+def resume_refused(message: str) -> None:
+    sys.stderr.write(message + "\n")
     sys.stderr.flush()
     sys.exit(1)
 
@@ -160,7 +160,8 @@ def aborted_result(session_id: str) -> str:
 
 def run_claude(argv: list[str]) -> int:
     if "--resume" in argv and os.environ.get("FAKE_CLI_RESUME_FAILS"):
-        resume_refused(argv[argv.index("--resume") + 1])
+        session = argv[argv.index("--resume") + 1]
+        resume_refused(f"No conversation found with session ID: {session}")
     stdin = ClaudeStdin()
     stdin.start()
     stdin.prompt.wait(timeout=30)
@@ -190,10 +191,15 @@ def run_claude(argv: list[str]) -> int:
 def run_streaming(argv: list[str]) -> int:
     """Codex and OpenClaw: stdout only; stdin must not be needed."""
     if "resume" in argv and os.environ.get("FAKE_CLI_RESUME_FAILS"):
-        resume_refused(argv[argv.index("resume") + 1])
+        thread = argv[argv.index("resume") + 1]
+        resume_refused(
+            "Error: thread/resume: thread/resume failed: "
+            f"no rollout found for thread id {thread} (code -32600)\n\nStack backtrace:\n"
+            "   0: <unknown>"
+        )
     missing = os.environ.get("FAKE_CLI_MISSING_SESSION")
     if missing and "--session-id" in argv and argv[argv.index("--session-id") + 1] == missing:
-        resume_refused(missing)
+        resume_refused(f"Error: session {missing} not found")
     if not os.environ.get("FAKE_CLI_IGNORE_SIGNALS"):
         signal.signal(signal.SIGINT, lambda _sig, _frame: os._exit(130))
     delay = float(os.environ.get("FAKE_CLI_DELAY", "0.01"))

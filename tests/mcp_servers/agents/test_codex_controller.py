@@ -9,7 +9,14 @@ import pytest
 
 from mcp_servers.agents.controllers import CodexConfig, CodexController
 from mcp_servers.agents.errors import UnknownPermissionRequestError
-from mcp_servers.agents.events import AgentEvent, ArtifactCreated, Completed, Failed, SessionStarted
+from mcp_servers.agents.events import (
+    AgentEvent,
+    ArtifactCreated,
+    Completed,
+    Failed,
+    SessionStarted,
+    StateHint,
+)
 from mcp_servers.agents.parsers import CodexStreamParser, ParseStep, StreamParser
 from mcp_servers.agents.requests import AllowTool, ResumeRequest, StartRequest, ToolPolicy
 from mcp_servers.agents.results import ErrorCode
@@ -93,7 +100,7 @@ async def test_failed_resume_falls_back_to_a_fresh_start(tmp_path: Path) -> None
     transcript = shared_transcript("codex_3.jsonl")
     async with controller(tmp_path, transcript, FAKE_CLI_RESUME_FAILS="1") as ctl:
         await ctl.resume(request)
-        await collect(ctl)
+        events = await collect(ctl)
         result = await ctl.wait()
 
     argvs = [r["argv"] for r in fake_log(tmp_path, "argv")]
@@ -101,6 +108,8 @@ async def test_failed_resume_falls_back_to_a_fresh_start(tmp_path: Path) -> None
     assert result.status == "success"
     assert result.final_message == "hello"
     assert [a.outcome for a in result.attempts] == ["resume_failed", "completed"]
+    hint = next(e for e in events if isinstance(e, StateHint) and e.hint == "resume_failed")
+    assert "no rollout found for thread id 019-missing" in str(hint.detail["message"])
 
 
 async def test_interrupt_sends_sigint_and_accepts_a_non_zero_exit(tmp_path: Path) -> None:

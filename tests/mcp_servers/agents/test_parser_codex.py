@@ -190,3 +190,20 @@ def test_top_level_error_without_turn_failed_becomes_the_failure() -> None:
     assert result.error is not None
     assert (result.error.code, result.error.message) == (ErrorCode.AGENT_ERROR, "stream lost")
     assert isinstance(events[-1], Failed)
+
+
+def test_reconnect_notices_are_retries_not_failures() -> None:
+    # Shape observed from codex-cli 0.169.0 without network access.
+    events, result = replay_lines(
+        "codex",
+        [
+            '{"type":"thread.started","thread_id":"t2"}',
+            '{"type":"turn.started"}',
+            '{"type":"error","message":"Reconnecting... 2/5 (stream disconnected before '
+            'completion: failed to lookup address information: Name does not resolve)"}',
+        ],
+    )
+
+    assert [e.hint for e in events if isinstance(e, StateHint)] == ["turn_started", "retrying"]
+    assert result.error is not None
+    assert result.error.code is ErrorCode.NO_RESULT
