@@ -21,6 +21,7 @@ from sidecar.protocol import (
     QuestionInterrupt,
     QuestionValue,
     RunCancelled,
+    RunEventBody,
     RunFailed,
     RunFinished,
     RunRef,
@@ -137,7 +138,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
 }
 
 # One instance of every member of the run event union.
-EVENT_SAMPLES: list[WireModel] = [
+EVENT_SAMPLES: list[RunEventBody] = [
     RunStarted(resumed=True),
     NodeStarted(node="planner"),
     NodeFinished(node="planner"),

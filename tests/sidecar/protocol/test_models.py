@@ -56,13 +56,14 @@ def test_method_models_round_trip_through_a_json_decoded_dict(model: WireModel) 
 
 
 @pytest.mark.parametrize("event", EVENT_SAMPLES, ids=_sample_id)
-def test_run_events_round_trip_inside_the_run_event_notification(event: WireModel) -> None:
-    params = RunEventParams(run_id="r-1", thread_id="t-1", seq=7, event=event)  # type: ignore[arg-type]
+def test_run_events_round_trip_inside_the_run_event_notification(event: RunEventBody) -> None:
+    params = RunEventParams(run_id="r-1", thread_id="t-1", seq=7, event=event)
     text = json.dumps({"jsonrpc": "2.0", "method": "run/event", "params": params.model_dump()})
     frame = json.loads(text)
-    back = NOTIFICATIONS[frame["method"]].model_validate(frame["params"])
+    assert NOTIFICATIONS[frame["method"]] is RunEventParams
+    back = RunEventParams.model_validate(frame["params"])
     assert back == params
-    assert type(back.event) is type(event)  # type: ignore[attr-defined]
+    assert type(back.event) is type(event)
 
 
 @pytest.mark.parametrize("event", EVENT_SAMPLES, ids=_sample_id)

@@ -99,9 +99,8 @@ def test_an_unknown_interrupt_kind_is_rejected() -> None:
 
 def test_interrupts_nested_in_events_and_results_keep_their_class() -> None:
     result = METHOD_SAMPLES[ThreadGetResult]
+    assert isinstance(result, ThreadGetResult)
     back = ThreadGetResult.model_validate_json(result.model_dump_json())
     assert [type(i) for i in back.interrupts] == [ApprovalInterrupt, QuestionInterrupt]
-    event = EVENTS.validate_json(
-        InterruptEvent(interrupt=result.interrupts[1]).model_dump_json()  # type: ignore[attr-defined]
-    )
+    event = EVENTS.validate_json(InterruptEvent(interrupt=result.interrupts[1]).model_dump_json())
     assert isinstance(event.interrupt, QuestionInterrupt)

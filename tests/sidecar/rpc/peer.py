@@ -113,6 +113,7 @@ def build_services(data: Path) -> Services:
         version="9.9.9",
         model_configured=lambda: False,
         workspace_changed=_ignore_workspace,
+        warm_up=lambda: None,
     )
 
 
@@ -172,9 +173,11 @@ class Peer:
         with anyio.fail_after(REPLY_TIMEOUT_S):
             return await self.capture.transport.frames.get()
 
-    async def call(self, method: str, params: object = None, **kw: object) -> dict[str, Any]:
+    async def call(
+        self, method: str, params: object = None, *, request_id: object = None
+    ) -> dict[str, Any]:
         """Send one request and return its reply (which must be the next frame)."""
-        frame = self.request_frame(method, params, **kw)  # type: ignore[arg-type]
+        frame = self.request_frame(method, params, request_id=request_id)
         self.send(frame)
         reply = await self.receive()
         assert reply["id"] == frame["id"], reply
