@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import logging.handlers
 import os
@@ -106,6 +107,11 @@ class PlannerProvider:
         return self._cached[1]
 
 
+def _import_model_stack() -> None:
+    for name in ("litellm", "dspy"):
+        importlib.import_module(name)
+
+
 def _keyring_lookup(name: str) -> str | None:
     del name
     return settings_mod.keyring_get()
@@ -141,6 +147,22 @@ async def serve(stdin: asyncio.StreamReader, stdout: asyncio.StreamWriter, data:
     runs = RunManager(store, lambda p: server_box[0].notify("run/event", p), graph_factory)
     runs.recover_after_crash()
 
+    warm: list[asyncio.Task[None]] = []
+
+    def warm_up() -> None:
+        """Pay for the heavy imports in the background once the desktop is talking to us, so
+        the first turn does not."""
+        if warm:
+            return
+        host.start()
+
+        async def load() -> None:
+            await runs.compiled()
+            if planner.config() is not None:
+                await asyncio.to_thread(_import_model_stack)
+
+        warm.append(asyncio.ensure_future(load()))
+
     async def workspace_changed(root: Path) -> None:
         await host.replace(workspace_spec(root))
 
@@ -152,6 +174,7 @@ async def serve(stdin: asyncio.StreamReader, stdout: asyncio.StreamWriter, data:
         data_dir=data,
         version=version(),
         model_configured=lambda: planner.config() is not None,
+        warm_up=warm_up,
         workspace_changed=workspace_changed,
     )
     routes = {
@@ -189,6 +212,8 @@ async def _stdio(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio.Stream
 
 
 async def amain() -> None:
+    # LiteLLM would otherwise fetch its model map from the network at import.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     protocol_fd = protect_stdout()
     data = settings_mod.data_dir()
     configure_logging(data)

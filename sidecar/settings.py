@@ -10,6 +10,7 @@ import contextlib
 import json
 import logging
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -55,7 +56,7 @@ class SettingsFile:
         except FileNotFoundError:
             return Settings()
         except (OSError, ValueError) as exc:
-            backup = self.path.with_suffix(".corrupt.json")
+            backup = self.path.with_suffix(f".corrupt-{int(time.time())}.json")
             log.error("settings file %s unreadable (%s); moved to %s", self.path, exc, backup)
             self.path.replace(backup)
             return Settings()

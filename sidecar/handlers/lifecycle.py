@@ -23,9 +23,9 @@ async def initialize(svc: Services, params: InitializeParams) -> InitializeResul
             f"protocol {params.protocol_version} is not supported (sidecar speaks "
             f"{PROTOCOL_VERSION})",
         )
-    # Connect the MCP servers now that the desktop is talking to us, not before: the reply to
-    # `initialize` should not wait on them.
-    svc.host.start()
+    # Connect the MCP servers and load the model stack now that the desktop is talking to us,
+    # in the background: the reply to `initialize` does not wait on them.
+    svc.warm_up()
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server_version=svc.version,

@@ -23,4 +23,5 @@ class Services:
     version: str
     model_configured: Callable[[], bool]
     workspace_changed: Callable[[Path], Awaitable[None]]
+    warm_up: Callable[[], None]
     shutdown_requested: asyncio.Event = field(default_factory=asyncio.Event)

@@ -8,9 +8,9 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-RequestId: TypeAlias = int | str
+RequestId: TypeAlias = StrictInt | StrictStr
 
 
 class ErrorCode(IntEnum):

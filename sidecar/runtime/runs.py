@@ -64,7 +64,7 @@ class RunManager:
         ThreadNotFoundError, ThreadBusyError."""
         self._store.get_thread(thread_id)
         self._ensure_idle(thread_id)
-        graph, saver = await self._compiled()
+        graph, saver = await self.compiled()
         await self._abandon_unfinished(thread_id, saver)
         turn_id = uuid.uuid4().hex
         self._store.add_message(thread_id, "user", text, message_id=f"{turn_id}:user")
@@ -91,7 +91,7 @@ class RunManager:
             raise InvalidResumeValueError(str(exc)) from exc
         from langgraph.types import Command
 
-        graph, saver = await self._compiled()
+        graph, saver = await self.compiled()
         self._store.answer_interrupt(interrupt_id, checked)
         command = Command(resume={interrupt_id: checked})
         return self._launch(thread_id, "resume", graph, saver, command, resumed=True)
@@ -104,7 +104,7 @@ class RunManager:
         """
         self._store.get_thread(thread_id)
         self._ensure_idle(thread_id)
-        graph, saver = await self._compiled()
+        graph, saver = await self.compiled()
         snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
         if not snapshot.next or snapshot.interrupts:
             raise NothingToResumeError(thread_id)
@@ -123,7 +123,7 @@ class RunManager:
     async def forget(self, thread_id: str) -> None:
         """Drop the thread's checkpoints (after the thread was deleted)."""
         await self.cancel(thread_id)
-        _graph, saver = await self._compiled()
+        _graph, saver = await self.compiled()
         await saver.adelete_thread(thread_id)
 
     async def shutdown(self) -> None:
@@ -134,7 +134,8 @@ class RunManager:
         if thread_id in self._tasks:
             raise ThreadBusyError(thread_id)
 
-    async def _compiled(self) -> tuple[Any, Any]:
+    async def compiled(self) -> tuple[Any, Any]:
+        """The compiled graph and its saver, built on first use."""
         async with self._graph_lock:
             graph = self._graph
             if graph is None:

@@ -131,7 +131,7 @@ class Store(RunRepo):
             is_error=is_error,
         )
         calls = json.dumps([_call_dict(c) for c in tool_calls]) if tool_calls else None
-        self.conn.execute(
+        cur = self.conn.execute(
             "INSERT OR IGNORE INTO messages(id, thread_id, role, content, tool_calls, tool_call_id,"
             " is_error, created_at) VALUES (?,?,?,?,?,?,?,?)",
             (
@@ -145,6 +145,9 @@ class Store(RunRepo):
                 record.created_at,
             ),
         )
+        if cur.rowcount == 0:
+            row = self.conn.execute("SELECT * FROM messages WHERE id = ?", (record.id,)).fetchone()
+            return _message(row)
         self.conn.execute(
             "UPDATE threads SET updated_at = ? WHERE id = ?", (time.time(), thread_id)
         )

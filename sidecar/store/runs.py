@@ -77,7 +77,8 @@ class RunRepo:
 
     def answer_interrupt(self, interrupt_id: str, answer: dict[str, Any]) -> None:
         self.conn.execute(
-            "UPDATE interrupts SET status = 'answered', answer = ?, answered_at = ? WHERE id = ?",
+            "UPDATE interrupts SET status = 'answered', answer = ?, answered_at = ?"
+            " WHERE id = ? AND status = 'pending'",
             (json.dumps(answer), time.time(), interrupt_id),
         )
 

@@ -140,7 +140,7 @@ async def test_re_running_a_tool_pass_answers_from_the_journal_not_the_server(ri
     assert rig.hold.calls == 1
     # Replay the tool pass from the checkpoint taken before it, as a crash before the pass's
     # checkpoint would make the runtime do.
-    graph, _saver = await rig.runs._compiled()  # pyright: ignore[reportPrivateUsage]
+    graph, _saver = await rig.runs.compiled()
     config = {"configurable": {"thread_id": thread.id}}
     history = [s async for s in graph.aget_state_history(config)]
     before_tool = next(s for s in history if s.next == ("tool",))
