@@ -203,6 +203,8 @@ class Exchange:
         """Called by dialects after the stream preamble; honours `.after(ev, mid_stream=True)`."""
         if self.reply is not None and self.reply.gate is not None and self.reply.gate_mid_stream:
             self.wait_released(self.reply.gate)
+            if self.request.client_disconnected.is_set():
+                raise BrokenPipeError("client went away mid-stream")
 
     def wait_released(self, release: threading.Event) -> None:
         """Block until release/stop, noting whether the client hung up meanwhile."""
@@ -210,9 +212,9 @@ class Exchange:
         while not release.is_set() and not self.stopping.is_set():
             if release.wait(0.02):
                 break
-            if not self.request.client_disconnected.is_set() and _peer_closed(sock):
-                self.request.client_disconnected.set()
-                self._h.server.disconnects.put(self.request)  # type: ignore[attr-defined]
+            if _peer_closed(sock):
+                self._h.server.note_disconnect(self.request)
+                return
 
 
 def _peer_closed(sock: socket.socket) -> bool:
@@ -288,7 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 _answer(owner.dialect, exchange, reply)
         except (BrokenPipeError, ConnectionResetError):
-            request.client_disconnected.set()
+            self.server.note_disconnect(request)
             self.close_connection = True
 
 
@@ -297,7 +299,8 @@ def _answer(dialect: Dialect, exchange: Exchange, reply: Reply) -> None:
         time.sleep(reply.delay)
     if reply.gate is not None and not reply.gate_mid_stream:
         exchange.wait_released(reply.gate)
-    if reply.disconnect or exchange.stopping.is_set():
+    gone = exchange.request.client_disconnected.is_set()
+    if reply.disconnect or gone or exchange.stopping.is_set():
         exchange._h.close_connection = True
         return
     if reply.raw_body is not None:
@@ -318,6 +321,15 @@ class _Server(ThreadingHTTPServer):
     owner: ScriptedModelServer
     stopping: threading.Event
     disconnects: queue.Queue[RecordedRequest]
+    _disconnect_lock = threading.Lock()
+
+    def note_disconnect(self, request: RecordedRequest) -> None:
+        """Flag `request` as abandoned by its client and queue it, once."""
+        with self._disconnect_lock:
+            if request.client_disconnected.is_set():
+                return
+            request.client_disconnected.set()
+        self.disconnects.put(request)
 
 
 class ScriptedModelServer:

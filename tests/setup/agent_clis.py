@@ -166,6 +166,9 @@ def claude_env(
             "DISABLE_ERROR_REPORTING": "1",
             # Keep MCP tools in the `tools` array instead of behind ToolSearch.
             "ENABLE_TOOL_SEARCH": "false",
+            # Connect --mcp-config servers before the first request (else their tools can be
+            # missing from it while the server is still starting).
+            "MCP_CONNECTION_NONBLOCKING": "0",
             "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
         }
     )
