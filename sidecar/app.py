@@ -8,6 +8,7 @@ import logging
 import logging.handlers
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -159,7 +160,8 @@ async def serve(stdin: asyncio.StreamReader, stdout: asyncio.StreamWriter, data:
         async def load() -> None:
             await runs.compiled()
             if planner.config() is not None:
-                await asyncio.to_thread(_import_model_stack)
+                # A daemon thread: shutting down never waits for an import to finish.
+                threading.Thread(target=_import_model_stack, daemon=True).start()
 
         warm.append(asyncio.ensure_future(load()))
 

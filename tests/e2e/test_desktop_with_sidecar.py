@@ -1,0 +1,91 @@
+"""The window driving the real sidecar subprocess, with a scripted model: send a message, approve
+the write in the dialog, watch the answer stream, then kill the sidecar and see the thread
+come back."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from desktop.app import DesktopApp, build_desktop
+from desktop.views.approval_dialog import ApprovalDialog
+from sidecar.protocol import RunEventParams
+from tests.fakes.model_server import Reply, ScriptedModelServer
+from tests.fakes.openai_chat import openai_chat_server
+
+ANSWER = "Chapter one is written and waiting for you."
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedModelServer]:
+    with openai_chat_server() as server:
+        yield server
+
+
+@pytest.fixture
+def app(qtbot: QtBot, tmp_path: Path, model: ScriptedModelServer) -> Iterator[DesktopApp]:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ATRIUM_", "OPENAI_"))}
+    env.update(
+        ATRIUM_WORKSPACE=str(workspace),
+        ATRIUM_MODEL="openai/gpt-4o-mini",
+        ATRIUM_MODEL_API_BASE=model.url + "/v1",
+        ATRIUM_MODEL_API_KEY="sk-scripted",
+        PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
+    )
+    desktop = build_desktop(tmp_path / "data", env)
+    qtbot.addWidget(desktop.window)
+    with qtbot.waitSignal(desktop.client.initialized, timeout=30_000):
+        desktop.start()
+    yield desktop
+    desktop.shutdown()
+
+
+def _completed(params: RunEventParams) -> bool:
+    event = params.event
+    return event.type == "run_finished" and event.outcome == "completed"
+
+
+def test_an_author_approves_a_write_sees_the_answer_stream_and_gets_it_back_after_a_crash(
+    qtbot: QtBot, app: DesktopApp, model: ScriptedModelServer, tmp_path: Path
+):
+    model.push(
+        Reply.tool_call("workspace__write", {"path": "chapter1.md", "content": "It began.\n"}),
+        Reply.text(ANSWER, chunk_size=5),
+    )
+    window = app.window
+    tokens: list[str] = []
+
+    def collect(params: RunEventParams) -> None:
+        if params.event.type == "token":
+            tokens.append(params.event.text)
+
+    app.client.run_event_received.connect(collect)
+    window.composer.editor.setPlainText("Write the first chapter")
+    with qtbot.waitSignal(window.interrupt_dialog_opened, timeout=60_000) as opened:
+        qtbot.keyClick(window.composer.editor, Qt.Key.Key_Return)
+    dialog = opened.args[0]
+    assert isinstance(dialog, ApprovalDialog)
+    assert "+It began." in dialog.diff_view.toPlainText()
+
+    with qtbot.waitSignal(
+        app.client.run_event_received, timeout=60_000, check_params_cb=_completed
+    ):
+        qtbot.mouseClick(dialog.allow_once_button, Qt.MouseButton.LeftButton)
+    assert (tmp_path / "workspace" / "chapter1.md").read_text() == "It began.\n"
+    assert len(tokens) > 1 and "".join(tokens).strip() == ANSWER
+    qtbot.waitUntil(lambda: ANSWER in window.transcript.plain_text(), timeout=10_000)
+
+    with qtbot.waitSignal(app.client.initialized, timeout=60_000):
+        os.kill(app.process.process_id(), signal.SIGKILL)
+    qtbot.waitUntil(lambda: window.thread_list.model.rowCount() == 1, timeout=10_000)
+    window.thread_list.select_row(0)
+    qtbot.waitUntil(lambda: ANSWER in window.transcript.plain_text(), timeout=10_000)
+    assert "Write the first chapter" in window.transcript.plain_text()
