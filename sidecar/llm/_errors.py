@@ -11,6 +11,9 @@ Stable codes the graph may branch on:
 - `bad_output`: the model answered with something the planner cannot use
 """
 
+# DSPy ships no type information (no py.typed).
+# pyright: reportMissingTypeStubs=false
+
 from __future__ import annotations
 
 import socket
@@ -29,6 +32,7 @@ from dspy.utils.exceptions import (
     LMTransportError,
 )
 
+from sidecar.llm._step import NoPredictionError
 from sidecar.llm.types import PlannerError
 
 UNREACHABLE = "unreachable"
@@ -39,8 +43,12 @@ CONTEXT_WINDOW = "context_window"
 MODEL_ERROR = "model_error"
 BAD_OUTPUT = "bad_output"
 
+# What `DspyPlanner.decide` turns into a `PlannerError` (anything else is a bug and propagates).
+MODEL_FAILURES: tuple[type[Exception], ...] = (LMError, AdapterParseError, NoPredictionError)
+
 _CODES: tuple[tuple[type[BaseException], str], ...] = (
     (AdapterParseError, BAD_OUTPUT),
+    (NoPredictionError, BAD_OUTPUT),
     (LMStreamAssemblyError, BAD_OUTPUT),
     (LMTimeoutError, TIMEOUT),
     (LMTransportError, UNREACHABLE),

@@ -7,6 +7,9 @@ with the call id; text tool calling: a `[[ ## tool_call_results ## ]]` user mess
 The author's newest message, when it has not been answered yet, is passed as `request` itself.
 """
 
+# DSPy ships no type information (no py.typed).
+# pyright: reportMissingTypeStubs=false
+
 from __future__ import annotations
 
 import logging

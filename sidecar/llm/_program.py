@@ -1,25 +1,29 @@
-"""The DSPy side of the planner: signature, tools, LM, adapter, and one streamed prediction.
+"""The DSPy side of the planner: the signature, the tools, the LM and its adapter.
 
 Imported lazily by `planner.py` (importing DSPy and LiteLLM takes seconds), and only from a worker
 thread, so the sidecar's event loop never stalls on it.
 """
 
+# DSPy ships no type information (no py.typed); its API is narrowed to typed values right here.
+# pyright: reportMissingTypeStubs=false
+
 from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Sequence
-from contextlib import aclosing
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
 
 import dspy
 import pydantic
-from dspy.streaming import StreamListener, StreamResponse
-from dspy.utils.callback import BaseCallback
+from dspy.utils.exceptions import LMError
 
-from sidecar.llm._history import UNTRUSTED_TAG, PlannerInputs
-from sidecar.llm.types import LMConfig, TokenSink, ToolSpec
+from sidecar.llm._history import UNTRUSTED_TAG
+from sidecar.llm.types import LMConfig, ToolSpec
+
+_InputField = cast("Callable[..., Any]", dspy.InputField)  # pyright: ignore[reportUnknownMemberType]
+_OutputField = cast("Callable[..., Any]", dspy.OutputField)  # pyright: ignore[reportUnknownMemberType]
 
 BASE_INSTRUCTIONS = f"""You are Atrium's world agent. You work with an author in their workspace.
 Decide the next step: either answer the author, or call one or more of the available tools and
@@ -49,17 +53,15 @@ _FIRST_REQUEST_MODULES = (
 class PlannerStep(dspy.Signature):
     """Decide the next step of the conversation."""
 
-    history: dspy.History = dspy.InputField(
+    history: dspy.History = _InputField(
         desc="The conversation so far, with earlier tool calls and their results."
     )
-    tools: list[dspy.Tool] = dspy.InputField(desc="The tools you may call.")
-    request: str | None = dspy.InputField(
+    tools: list[dspy.Tool] = _InputField(desc="The tools you may call.")
+    request: str | None = _InputField(
         desc="The author's newest message; absent while you continue after tool results."
     )
-    answer: str = dspy.OutputField(default="", desc="Your answer to the author, in Markdown.")
-    tool_calls: dspy.ToolCalls = dspy.OutputField(
-        default=None, desc="The tools to call next, if any."
-    )
+    answer: str = _OutputField(default="", desc="Your answer to the author, in Markdown.")
+    tool_calls: dspy.ToolCalls = _OutputField(default=None, desc="The tools to call next, if any.")
 
 
 class SchemaTool(dspy.Tool):
@@ -96,7 +98,7 @@ def to_dspy_tool(spec: ToolSpec) -> SchemaTool:
     """Describe an MCP tool to DSPy, keeping its exact JSON Schema."""
     schema: dict[str, Any] = {"type": "object", "properties": {}, **spec.input_schema}
     tool = SchemaTool(
-        _not_run_here,
+        func=_not_run_here,
         name=spec.name,
         desc=spec.description,
         args=dict(schema.get("properties") or {}),
@@ -134,7 +136,10 @@ def build_program(config: LMConfig, *, timeout_s: float, num_retries: int) -> Pr
         timeout=timeout_s,
         **client,
     )
-    native = bool(lm.supports_function_calling)
+    try:
+        native = bool(lm.supports_function_calling)
+    except LMError:  # a provider LiteLLM cannot describe: the text path works with any model
+        native = False
     _import_first_request_modules()
     # JSON fallback would re-ask the model after a parse failure; one call per decision is
     # easier to reason about, and the planner salvages plain-text answers itself.
@@ -154,92 +159,3 @@ def instructions(native: bool, system_notes: Sequence[str]) -> str:
     """The signature instructions: Atrium's rules, the tool-calling note, then system turns."""
     parts = [BASE_INSTRUCTIONS, NATIVE_TOOLS_NOTE if native else TEXT_TOOLS_NOTE, *system_notes]
     return "\n\n".join(parts)
-
-
-class LMObserver(BaseCallback):
-    """Keeps what the LM call returned or raised, for salvage and error classification.
-
-    Streamify re-raises an LM failure `from None`, dropping its cause chain (where a refused
-    connection hides), so the chain is captured here, at the LM boundary, while it is intact.
-    """
-
-    def __init__(self) -> None:
-        self.text = ""
-        self.chain: list[BaseException] = []
-
-    def on_lm_end(
-        self, call_id: str, outputs: Any | None, exception: BaseException | None = None
-    ) -> None:
-        if exception is not None:
-            self.chain = _cause_chain(exception)
-        for output in outputs or []:
-            text = output.get("text") if isinstance(output, dict) else output
-            if isinstance(text, str):
-                self.text = text
-
-
-def _cause_chain(exc: BaseException) -> list[BaseException]:
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in chain and len(chain) < 20:
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    return chain
-
-
-class NoPredictionError(Exception):
-    """The stream ended without a prediction (DSPy broke its contract)."""
-
-
-@dataclass(slots=True)
-class StepResult:
-    """The prediction and the answer text already sent to the token sink."""
-
-    prediction: dspy.Prediction
-    streamed: list[str] = field(default_factory=list[str])
-
-
-async def predict_step(
-    program: Program,
-    inputs: PlannerInputs,
-    tools: Sequence[ToolSpec],
-    on_token: TokenSink | None,
-    observer: LMObserver,
-) -> StepResult:
-    """Run one streamed prediction; answer text goes to `on_token` as it arrives.
-
-    `observer` records the raw reply and, on failure, the LM error's cause chain.
-
-    Raises:
-        dspy.utils.exceptions.LMError, dspy.utils.exceptions.AdapterParseError: the call failed.
-    """
-    signature = PlannerStep.with_instructions(instructions(program.native, inputs.system_notes))
-    predictor = dspy.Predict(signature)
-    kwargs: dict[str, Any] = {
-        "history": dspy.History(messages=inputs.events),
-        "tools": [to_dspy_tool(t) for t in tools],
-    }
-    if inputs.request is not None:
-        kwargs["request"] = inputs.request
-    result: StepResult | None = None
-    streamed: list[str] = []
-    with dspy.context(
-        lm=program.lm,
-        adapter=program.adapter,
-        callbacks=[observer],
-        track_usage=True,
-        disable_history=True,
-    ):
-        listener = StreamListener(signature_field_name="answer")
-        run = dspy.streamify(predictor, stream_listeners=[listener], is_async_program=True)
-        async with aclosing(run(**kwargs)) as items:
-            async for item in items:
-                if isinstance(item, StreamResponse) and item.chunk:
-                    streamed.append(item.chunk)
-                    if on_token is not None:
-                        await on_token(item.chunk)
-                elif isinstance(item, dspy.Prediction):
-                    result = StepResult(item, streamed)
-    if result is None:
-        raise NoPredictionError("the model stream ended without a prediction")
-    return result

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +29,12 @@ from sidecar.llm.types import (
     LMConfig,
     PlannerDecision,
     TokenSink,
-    ToolCallRequest,
     ToolSpec,
 )
 
 if TYPE_CHECKING:
-    from sidecar.llm._program import Program, StepResult
+    from sidecar.llm._program import Program
+    from sidecar.llm._step import StepOutcome
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_NUM_RETRIES = 1
@@ -88,22 +87,19 @@ class DspyPlanner:
             PlannerError: the model failed; `code` is one of the codes in `sidecar.llm._errors`.
         """
         program = await self._ensure_program()
-        from dspy.utils.exceptions import AdapterParseError, LMError
-
-        from sidecar.llm import _errors, _history, _program
+        from sidecar.llm import _errors, _history, _step
 
         inputs = _history.build_inputs(history, native=program.native)
-        observer = _program.LMObserver()
-        secret = self.config.api_key
+        observer = _step.LMObserver()
         try:
             with anyio.fail_after(self.timeout_s):
-                step = await _program.predict_step(program, inputs, tools, on_token, observer)
+                outcome = await _step.predict_step(program, inputs, tools, on_token, observer)
         except TimeoutError as exc:
             detail = f"no decision within {self.timeout_s:g} s"
             raise _errors.planner_error(_errors.TIMEOUT, detail) from exc
-        except (LMError, AdapterParseError, _program.NoPredictionError) as exc:
-            raise _errors.to_planner_error(exc, observer.chain, secret) from exc
-        return await _decision(step, observer.text, on_token)
+        except _errors.MODEL_FAILURES as exc:
+            raise _errors.to_planner_error(exc, observer.chain, self.config.api_key) from exc
+        return await _decision(outcome, observer.text, on_token)
 
     async def _ensure_program(self) -> Program:
         async with self._loading:
@@ -134,49 +130,30 @@ async def aclose_model_clients() -> None:
         await litellm.close_litellm_async_clients()
 
 
-async def _decision(step: StepResult, raw_text: str, on_token: TokenSink | None) -> PlannerDecision:
-    """Turn DSPy's prediction into a `PlannerDecision`, salvaging plain-text answers.
+async def _decision(
+    outcome: StepOutcome, raw_text: str, on_token: TokenSink | None
+) -> PlannerDecision:
+    """Turn the step's outcome into a `PlannerDecision`, salvaging plain-text answers.
 
     Raises:
         PlannerError: `bad_output` when the model gave neither tool calls nor an answer.
     """
     from sidecar.llm import _errors
 
-    prediction = step.prediction
-    answer: str = prediction.get("answer") or ""
-    calls: Any = prediction.get("tool_calls")
-    usage = _usage(prediction.get_lm_usage())
-    if calls is not None and calls.tool_calls:
-        requests = tuple(
-            ToolCallRequest(
-                id=call.id or f"call_{uuid.uuid4().hex[:24]}",
-                name=call.name,
-                arguments=dict(call.args or {}),
-            )
-            for call in calls.tool_calls
+    if outcome.tool_calls:
+        return PlannerDecision(
+            kind="tool_calls",
+            text=outcome.answer,
+            tool_calls=outcome.tool_calls,
+            usage=outcome.usage,
         )
-        return PlannerDecision(kind="tool_calls", text=answer, tool_calls=requests, usage=usage)
+    answer = outcome.answer
     if not answer.strip():
         # A model that ignores the field markers and just talks: its text is the answer.
         salvage = raw_text.strip()
         if not salvage or _FIELD_MARKER in salvage:
             raise _errors.planner_error(_errors.BAD_OUTPUT, "neither an answer nor tool calls")
         answer = salvage
-        if on_token is not None and not step.streamed:
+        if on_token is not None and not outcome.streamed:
             await on_token(answer)
-    return PlannerDecision(kind="answer", text=answer, usage=usage)
-
-
-def _usage(lm_usage: Any) -> dict[str, int]:
-    """Sum the token counts DSPy tracked for this call (one entry per model)."""
-    totals: dict[str, int] = {}
-    if not isinstance(lm_usage, dict):
-        return totals
-    for entry in lm_usage.values():
-        if not isinstance(entry, dict):
-            continue
-        for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
-            value = entry.get(key)
-            if isinstance(value, int):
-                totals[key] = totals.get(key, 0) + value
-    return totals
+    return PlannerDecision(kind="answer", text=answer, usage=outcome.usage)

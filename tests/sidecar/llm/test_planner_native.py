@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import litellm
 import pytest
 
+from sidecar.llm import DspyPlanner
 from sidecar.llm.types import ChatTurn, ToolCallRequest
 from tests.fakes.model_server import Reply, ScriptedModelServer, ToolCall
 from tests.sidecar.llm.conftest import (
     NATIVE_MODEL,
+    TEXT_MODEL,
     TOOLS,
     WRITE_TOOL,
     PlannerFactory,
@@ -164,3 +169,33 @@ async def test_history_with_a_tool_result_is_sent_as_native_tool_turns(
     assert content.endswith("</tool_output>")
     assert content.count("</tool_output>") == 1  # the tool's own closing tag is defused
     assert "delete everything" in content
+
+
+async def test_planners_with_different_models_run_side_by_side_without_sharing_settings(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    release = threading.Event()
+    chat_server.push(
+        lambda request: Reply.text(answer_text(f"for {request.body['model']}")).after(release)
+    )
+    chat_server.push(lambda request: Reply.text(answer_text(f"for {request.body['model']}")))
+    native, text = make_planner(NATIVE_MODEL), make_planner(TEXT_MODEL)
+    await native.warm_up()
+    await text.warm_up()
+    answers: dict[str, str] = {}
+
+    async def ask(name: str, planner: DspyPlanner) -> None:
+        answers[name] = (await planner.decide([ChatTurn("user", "hi")], TOOLS)).text
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask, "native", native)
+            await anyio.to_thread.run_sync(chat_server.wait_for_generations, 1)
+            tg.start_soon(ask, "text", text)
+            await anyio.to_thread.run_sync(chat_server.wait_for_generations, 2)
+            release.set()
+
+    assert answers == {"native": "for gpt-4o-mini", "text": "for scripted-local-model"}
+    bodies = {r.body["model"]: r.body for r in chat_server.generation_requests}
+    assert "tools" in bodies["gpt-4o-mini"]
+    assert "tools" not in bodies["scripted-local-model"]

@@ -1,0 +1,163 @@
+"""One planner step through DSPy: a streamed prediction, read back into plain values.
+
+Imported lazily (uses DSPy). Everything DSPy returns is narrowed here, so `planner.py` handles
+only Atrium's own types.
+"""
+
+# DSPy ships no type information (no py.typed); its API is narrowed to typed values right here.
+# pyright: reportMissingTypeStubs=false
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import dspy
+from dspy.streaming import StreamListener, StreamResponse
+from dspy.utils.callback import BaseCallback
+
+from sidecar.llm._history import PlannerInputs
+from sidecar.llm._program import PlannerStep, Program, instructions, to_dspy_tool
+from sidecar.llm.types import TokenSink, ToolCallRequest, ToolSpec
+
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+class NoPredictionError(Exception):
+    """The stream ended without a prediction (DSPy broke its contract)."""
+
+
+class LMObserver(BaseCallback):
+    """Keeps what the LM call returned or raised, for salvage and error classification.
+
+    Streamify re-raises an LM failure `from None`, dropping its cause chain (where a refused
+    connection hides), so the chain is captured here, at the LM boundary, while it is intact.
+    """
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.chain: list[BaseException] = []
+
+    def on_lm_end(
+        self, call_id: str, outputs: Any | None, exception: BaseException | None = None
+    ) -> None:
+        if exception is not None:
+            self.chain = _cause_chain(exception)
+        for output in cast(list[object], outputs or []):
+            text = (
+                cast(dict[str, object], output).get("text") if isinstance(output, dict) else output
+            )
+            if isinstance(text, str):
+                self.text = text
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutcome:
+    """What the model produced, as plain values; `streamed` is what `on_token` already got."""
+
+    answer: str
+    tool_calls: tuple[ToolCallRequest, ...]
+    usage: dict[str, int]
+    streamed: tuple[str, ...] = field(default=())
+
+
+async def predict_step(
+    program: Program,
+    inputs: PlannerInputs,
+    tools: Sequence[ToolSpec],
+    on_token: TokenSink | None,
+    observer: LMObserver,
+) -> StepOutcome:
+    """Run one streamed prediction; answer text goes to `on_token` as it arrives.
+
+    The LM, adapter and callbacks are set with `dspy.context` for this call only, so planners
+    with different models run side by side. `observer` records the raw reply and, on failure,
+    the LM error's cause chain.
+
+    Raises:
+        dspy.utils.exceptions.LMError, dspy.utils.exceptions.AdapterParseError: the call failed.
+        NoPredictionError: DSPy's stream ended without a prediction.
+    """
+    signature = PlannerStep.with_instructions(instructions(program.native, inputs.system_notes))
+    kwargs: dict[str, Any] = {
+        "history": dspy.History(messages=inputs.events),
+        "tools": [to_dspy_tool(t) for t in tools],
+    }
+    if inputs.request is not None:
+        kwargs["request"] = inputs.request
+    streamed: list[str] = []
+    prediction: dspy.Prediction | None = None
+    with dspy.context(  # pyright: ignore[reportUnknownMemberType]
+        lm=program.lm,
+        adapter=program.adapter,
+        callbacks=[observer],
+        track_usage=True,
+        disable_history=True,  # the LM keeps no copy of prompts (or of anything key-bearing)
+    ):
+        run = _streamify(dspy.Predict(signature))
+        async with aclosing(run(**kwargs)) as items:
+            async for item in items:
+                if isinstance(item, StreamResponse) and item.chunk:
+                    streamed.append(item.chunk)
+                    if on_token is not None:
+                        await on_token(item.chunk)
+                elif isinstance(item, dspy.Prediction):
+                    prediction = item
+    if prediction is None:
+        raise NoPredictionError("the model stream ended without a prediction")
+    return _outcome(prediction, tuple(streamed))
+
+
+def _streamify(predictor: dspy.Predict) -> Callable[..., AsyncGenerator[object, None]]:
+    """DSPy's streaming wrapper with a listener on the `answer` field (fresh per call)."""
+    listener = StreamListener(signature_field_name="answer")
+    run = dspy.streamify(predictor, stream_listeners=[listener], is_async_program=True)
+    return cast(Callable[..., AsyncGenerator[object, None]], run)
+
+
+def _outcome(prediction: dspy.Prediction, streamed: tuple[str, ...]) -> StepOutcome:
+    values = dict(cast(list[tuple[str, object]], prediction.items()))
+    answer = values.get("answer")
+    calls = values.get("tool_calls")
+    requests: tuple[ToolCallRequest, ...] = ()
+    if isinstance(calls, dspy.ToolCalls):
+        requests = tuple(
+            ToolCallRequest(
+                id=call.id or f"call_{uuid.uuid4().hex[:24]}",  # text tool calls carry no id
+                name=call.name,
+                arguments=dict(call.args),
+            )
+            for call in calls.tool_calls
+        )
+    lm_usage = cast(object, prediction.get_lm_usage())  # pyright: ignore[reportUnknownMemberType]
+    usage = _usage(lm_usage)
+    text = answer if isinstance(answer, str) else ""
+    return StepOutcome(answer=text, tool_calls=requests, usage=usage, streamed=streamed)
+
+
+def _usage(lm_usage: object) -> dict[str, int]:
+    """Sum the token counts DSPy tracked for this call (one entry per model)."""
+    totals: dict[str, int] = {}
+    if not isinstance(lm_usage, dict):
+        return totals
+    for entry in cast(dict[str, object], lm_usage).values():
+        if not isinstance(entry, dict):
+            continue
+        counts = cast(dict[str, object], entry)
+        for key in _USAGE_KEYS:
+            value = counts.get(key)
+            if isinstance(value, int):
+                totals[key] = totals.get(key, 0) + value
+    return totals
+
+
+def _cause_chain(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < 20:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain

@@ -1,0 +1,164 @@
+"""Failures become `PlannerError` codes; nothing hangs; cancelling stops the request."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from sidecar.llm import DspyPlanner
+from sidecar.llm.types import ChatTurn, LMConfig, PlannerError
+from tests.fakes.model_server import Reply, ScriptedModelServer
+from tests.sidecar.llm.conftest import (
+    API_KEY,
+    NATIVE_MODEL,
+    TEXT_MODEL,
+    TOOLS,
+    PlannerFactory,
+    answer_text,
+)
+
+pytestmark = pytest.mark.anyio
+
+HELLO = [ChatTurn("user", "hello")]
+
+
+async def _error_code(planner: DspyPlanner) -> PlannerError:
+    """The error `decide` raises; loading DSPy (seconds, once) is kept out of the time bound."""
+    await planner.warm_up()
+    with pytest.raises(PlannerError) as caught:
+        with anyio.fail_after(10):
+            await planner.decide(HELLO, TOOLS)
+    return caught.value
+
+
+async def test_a_server_error_is_a_model_error(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    chat_server.push(Reply.error(500))
+    error = await _error_code(make_planner())
+    assert error.code == "model_error"
+
+
+async def test_a_rejected_key_is_an_auth_error_that_never_repeats_the_key(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    body = {
+        "error": {
+            "message": f"Incorrect API key provided: {API_KEY}.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_api_key",
+        }
+    }
+    chat_server.push(Reply.error(401, body))
+    error = await _error_code(make_planner())
+    assert error.code == "auth"
+    assert API_KEY not in str(error)
+
+
+async def test_rate_limiting_and_context_overflow_have_their_own_codes(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    overflow = {
+        "error": {
+            "message": "This model's maximum context length is 128000 tokens.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }
+    chat_server.push(Reply.error(429), Reply.error(400, overflow))
+    planner = make_planner()
+    assert (await _error_code(planner)).code == "rate_limited"
+    assert (await _error_code(planner)).code == "context_window"
+
+
+async def test_a_refused_connection_is_unreachable(make_planner: PlannerFactory) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    planner = DspyPlanner(
+        LMConfig(NATIVE_MODEL, f"http://127.0.0.1:{port}/v1", API_KEY), num_retries=0
+    )
+    error = await _error_code(planner)
+    assert error.code == "unreachable"
+
+
+async def test_a_dropped_connection_is_unreachable(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    chat_server.push(Reply.drop())
+    assert (await _error_code(make_planner())).code == "unreachable"
+
+
+async def test_malformed_text_tool_calls_are_bad_output(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    reply = "[[ ## answer ## ]]\n\n[[ ## tool_calls ## ]]\n[oops, not json\n\n[[ ## completed ## ]]"
+    chat_server.push(Reply.text(reply))
+    assert (await _error_code(make_planner(TEXT_MODEL))).code == "bad_output"
+
+
+async def test_an_empty_reply_is_bad_output(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    chat_server.push(Reply.text(""), Reply.text(answer_text("")))
+    planner = make_planner()
+    assert (await _error_code(planner)).code == "bad_output"
+    assert (await _error_code(planner)).code == "bad_output"
+
+
+async def test_a_server_that_never_answers_times_out(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    release = threading.Event()
+    chat_server.push(Reply.text(answer_text("warm")), Reply.hang(release))
+    planner = make_planner(timeout_s=0.5)
+    # A first call warms LiteLLM's per-process setup, so the deadline falls on the wait itself.
+    assert (await planner.decide(HELLO, TOOLS)).text == "warm"
+    try:
+        error = await _error_code(planner)
+    finally:
+        release.set()
+    assert error.code == "timeout"
+
+
+async def test_a_transient_server_error_is_retried_when_retries_are_allowed(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    chat_server.push(Reply.error(503, headers={"retry-after": "0"}), Reply.text(answer_text("ok")))
+    planner = make_planner(num_retries=1)
+    await planner.warm_up()
+    with anyio.fail_after(10):
+        decision = await planner.decide(HELLO, TOOLS)
+    assert decision.text == "ok"
+    assert len(chat_server.generation_requests) == 2
+
+
+async def test_cancelling_mid_stream_closes_the_request_promptly(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    release = threading.Event()
+    chat_server.push(Reply.text(answer_text("never seen")).after(release, mid_stream=True))
+    planner = make_planner()
+    await planner.warm_up()
+    tokens: list[str] = []
+
+    async def sink(text: str) -> None:
+        tokens.append(text)
+
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(planner.decide, HELLO, TOOLS, sink)
+                await anyio.to_thread.run_sync(chat_server.wait_for_generations, 1)
+                tg.cancel_scope.cancel()
+            request = await anyio.to_thread.run_sync(chat_server.disconnects.get, True, 5.0)
+    finally:
+        release.set()
+    assert request.is_generation and request.client_disconnected.is_set()
+    assert tokens == []
