@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.request
 from typing import Any
 
@@ -160,3 +161,13 @@ def test_gated_reply_answers_once_released(scripted_chat: ScriptedModelServer) -
     release.set()
     worker.join(10)
     assert result == ["late"]
+
+
+def test_paced_stream_spreads_chunks_over_time(scripted_chat: ScriptedModelServer) -> None:
+    scripted_chat.push(Reply.text("abcdefgh", chunk_size=2, chunk_delay=0.05))
+    arrivals: list[float] = []
+    for chunk in _complete(scripted_chat, stream=True):
+        if chunk.choices and chunk.choices[0].delta.content:
+            arrivals.append(time.monotonic())
+    assert len(arrivals) == 4
+    assert arrivals[-1] - arrivals[0] >= 0.1
