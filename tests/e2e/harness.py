@@ -44,8 +44,8 @@ class Sidecar:
             ATRIUM_DATA_DIR=str(data_dir),
             ATRIUM_WORKSPACE=str(workspace),
             PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
-            **env,
         )
+        full_env.update(env)
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
