@@ -9,6 +9,17 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# LiteLLM would otherwise fetch its model map from the network at import.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from tests.fakes.fixtures import (  # after the environment is set
+    agent_clis,
+    scripted_anthropic,
+    scripted_chat,
+    scripted_responses,
+)
+
+__all__ = ["agent_clis", "scripted_anthropic", "scripted_chat", "scripted_responses"]
 
 
 @pytest.fixture
