@@ -136,6 +136,7 @@ def build_program(config: LMConfig, *, timeout_s: float, num_retries: int) -> Pr
         timeout=timeout_s,
         **client,
     )
+    _keep_litellm_off_stdout()
     try:
         native = bool(lm.supports_function_calling)
     except LMError:  # a provider LiteLLM cannot describe: the text path works with any model
@@ -147,6 +148,14 @@ def build_program(config: LMConfig, *, timeout_s: float, num_retries: int) -> Pr
     return Program(lm=lm, adapter=adapter, native=native)
 
 
+def _keep_litellm_off_stdout() -> None:
+    """LiteLLM `print`s help banners on errors unless told not to; the sidecar's stdout carries
+    protocol frames only. DSPy sets the same flag when it first uses LiteLLM; this makes sure."""
+    litellm: Any = importlib.import_module("litellm")
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+
+
 def _import_first_request_modules() -> None:
     for name in _FIRST_REQUEST_MODULES:
         try:
@@ -155,7 +164,15 @@ def _import_first_request_modules() -> None:
             continue
 
 
-def instructions(native: bool, system_notes: Sequence[str]) -> str:
-    """The signature instructions: Atrium's rules, the tool-calling note, then system turns."""
-    parts = [BASE_INSTRUCTIONS, NATIVE_TOOLS_NOTE if native else TEXT_TOOLS_NOTE, *system_notes]
-    return "\n\n".join(parts)
+def step_signature(
+    native: bool, tools: Sequence[ToolSpec], system_notes: Sequence[str]
+) -> type[dspy.Signature]:
+    """The signature for one step: Atrium's rules, the tool-calling note, then system turns.
+
+    With no tools at all the tool fields are dropped: providers reject an empty `tools` list.
+    """
+    if not tools:
+        signature = PlannerStep.delete("tools").delete("tool_calls")  # pyright: ignore[reportUnknownMemberType]
+        return signature.with_instructions("\n\n".join([BASE_INSTRUCTIONS, *system_notes]))
+    note = NATIVE_TOOLS_NOTE if native else TEXT_TOOLS_NOTE
+    return PlannerStep.with_instructions("\n\n".join([BASE_INSTRUCTIONS, note, *system_notes]))

@@ -20,7 +20,7 @@ from dspy.streaming import StreamListener, StreamResponse
 from dspy.utils.callback import BaseCallback
 
 from sidecar.llm._history import PlannerInputs
-from sidecar.llm._program import PlannerStep, Program, instructions, to_dspy_tool
+from sidecar.llm._program import Program, step_signature, to_dspy_tool
 from sidecar.llm.types import TokenSink, ToolCallRequest, ToolSpec
 
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
@@ -81,11 +81,10 @@ async def predict_step(
         dspy.utils.exceptions.LMError, dspy.utils.exceptions.AdapterParseError: the call failed.
         NoPredictionError: DSPy's stream ended without a prediction.
     """
-    signature = PlannerStep.with_instructions(instructions(program.native, inputs.system_notes))
-    kwargs: dict[str, Any] = {
-        "history": dspy.History(messages=inputs.events),
-        "tools": [to_dspy_tool(t) for t in tools],
-    }
+    signature = step_signature(program.native, tools, inputs.system_notes)
+    kwargs: dict[str, Any] = {"history": dspy.History(messages=inputs.events)}
+    if tools:
+        kwargs["tools"] = [to_dspy_tool(t) for t in tools]
     if inputs.request is not None:
         kwargs["request"] = inputs.request
     streamed: list[str] = []

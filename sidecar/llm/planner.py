@@ -16,7 +16,6 @@ Either way the answer streams token by token to `on_token`, from DSPy's stream l
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -109,21 +108,23 @@ class DspyPlanner:
 
     def _build_program(self) -> Program:
         """Import DSPy and build the LM (worker thread: imports take seconds)."""
-        program_module = importlib.import_module("sidecar.llm._program")
-        errors = importlib.import_module("sidecar.llm._errors")
+        from sidecar.llm import _errors, _program
+
         try:
-            return program_module.build_program(
+            return _program.build_program(
                 self.config, timeout_s=self.timeout_s, num_retries=self.num_retries
             )
-        except ValueError as exc:
-            raise errors.planner_error(errors.MODEL_ERROR, str(exc), self.config.api_key) from exc
+        except ValueError as exc:  # DSPy's refusal of a malformed model string
+            secret = self.config.api_key
+            raise _errors.planner_error(_errors.MODEL_ERROR, str(exc), secret) from exc
 
 
 async def aclose_model_clients() -> None:
-    """Close the HTTP clients LiteLLM caches for this event loop's requests.
+    """Close every async HTTP client LiteLLM has cached (all planners share them).
 
-    LiteLLM keeps one async client per provider and event loop for its whole life; call this at
-    sidecar shutdown (tests call it per test) so no socket is left to the garbage collector.
+    LiteLLM keeps one client per provider and event loop for the life of the process; call this
+    once at sidecar shutdown, on the loop that made the requests (tests call it per test), so no
+    socket is left to the garbage collector. A no-op when no planner ever loaded LiteLLM.
     """
     litellm: Any = sys.modules.get("litellm")
     if litellm is not None:

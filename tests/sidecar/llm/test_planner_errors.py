@@ -162,3 +162,28 @@ async def test_cancelling_mid_stream_closes_the_request_promptly(
         release.set()
     assert request.is_generation and request.client_disconnected.is_set()
     assert tokens == []
+
+
+@pytest.mark.parametrize("model", ["openai/", "nonexistent_provider/some-model"])
+async def test_an_unusable_model_string_is_a_model_error(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory, model: str
+) -> None:
+    planner = make_planner(model)
+    with pytest.raises(PlannerError) as caught:
+        await planner.warm_up()
+        with anyio.fail_after(10):
+            await planner.decide(HELLO, TOOLS)
+    assert caught.value.code == "model_error"
+    assert chat_server.generation_requests == []
+
+
+async def test_failures_print_nothing_on_stdout_which_carries_protocol_frames(
+    chat_server: ScriptedModelServer,
+    make_planner: PlannerFactory,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    chat_server.push(Reply.error(500), Reply.error(401), Reply.raw(b"{not json", status=200))
+    planner = make_planner()
+    codes = [(await _error_code(planner)).code for _ in range(3)]
+    assert codes == ["model_error", "auth", "bad_output"]
+    assert capfd.readouterr().out == ""

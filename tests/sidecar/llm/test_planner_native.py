@@ -199,3 +199,13 @@ async def test_planners_with_different_models_run_side_by_side_without_sharing_s
     bodies = {r.body["model"]: r.body for r in chat_server.generation_requests}
     assert "tools" in bodies["gpt-4o-mini"]
     assert "tools" not in bodies["scripted-local-model"]
+
+
+async def test_with_no_tools_no_empty_tools_list_is_sent(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    chat_server.push(Reply.text(answer_text("Hi.")))
+    decision = await make_planner().decide([ChatTurn("user", "hi")], [])
+
+    assert (decision.kind, decision.text) == ("answer", "Hi.")
+    assert "tools" not in chat_server.generation_requests[0].body
