@@ -1,0 +1,62 @@
+"""`python -m bench [name ...]`: run the named benchmarks (all by default), print a summary.
+
+Always exits 0 after a complete run, whatever targets were missed: these are figures, not tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+
+# Before anything can import LiteLLM: no fetch of its model-cost map from the network.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from bench import cold_start, long_thread, ping, turn
+from bench._report import Line, say, summary
+
+Benchmark = Callable[[], Awaitable[list[Line]]]
+
+BENCHMARKS: dict[str, Benchmark] = {
+    ping.NAME: ping.run,
+    cold_start.NAME: cold_start.run,
+    turn.NAME: turn.run,
+    long_thread.NAME: long_thread.run,
+}
+
+
+async def run_all(names: list[str]) -> list[Line]:
+    lines: list[Line] = []
+    for name in names:
+        started = time.perf_counter()
+        lines += await BENCHMARKS[name]()
+        say(f"  ({name} took {time.perf_counter() - started:.0f} s)")
+        say()
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument(
+        "names", nargs="*", metavar="name", help=f"any of {', '.join(BENCHMARKS)} (default: all)"
+    )
+    args = parser.parse_args()
+    names: list[str] = args.names or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+    # A root handler first, at WARNING: in-process MCP servers would otherwise install theirs at
+    # INFO, and LiteLLM would log every model call into the figures.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    started = time.perf_counter()
+    lines = asyncio.run(run_all(names))
+    summary(lines)
+    say(f"total {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

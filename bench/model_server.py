@@ -1,0 +1,69 @@
+"""The scripted model for the turn benchmarks, in a process of its own.
+
+It speaks OpenAI Chat Completions (`tests.fakes.openai_chat`) on 127.0.0.1 and scripts every turn
+the same way: the request that opens a turn gets a `workspace__read` call, the request that
+carries the tool result gets the answer. Deciding from the request keeps the script in
+step with any number of turns and clients, and a separate process keeps the server's work off
+the CPU time of whatever is measured.
+
+`python -m bench.model_server` prints its base URL (ending in /v1) and serves until stdin closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any, cast
+
+from tests.fakes.model_server import RecordedRequest, Reply
+from tests.fakes.openai_chat import openai_chat_server
+
+MODEL = "openai/gpt-4o-mini"  # LiteLLM knows it supports function calling: the native path
+API_KEY = "x"
+ANSWER = "The notes say the river is wide. Nothing else is in them yet; shall I add more?"
+READ_ARGS = {"path": "notes.md"}
+
+
+def respond(request: RecordedRequest) -> Reply:
+    raw: object = request.body
+    body = cast(dict[str, Any], raw) if isinstance(raw, dict) else {}
+    messages = cast(list[dict[str, Any]], body.get("messages") or [])
+    # DSPy follows the tool results with a user message restating the output format.
+    if any(m.get("role") == "tool" for m in messages[-2:]):
+        return Reply.text(f"[[ ## answer ## ]]\n{ANSWER}\n\n[[ ## completed ## ]]")
+    return Reply.tool_call("workspace__read", READ_ARGS)
+
+
+@asynccontextmanager
+async def model_server() -> AsyncGenerator[str]:
+    """Run the scripted model in a child process; yields its API base (…/v1)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bench.model_server",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        async with asyncio.timeout(30):
+            line = await proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the scripted model server did not start")
+        yield line.decode().strip()
+    finally:
+        proc.stdin.close()
+        async with asyncio.timeout(10):
+            await proc.wait()
+
+
+def main() -> None:
+    with openai_chat_server(fallback=respond) as server:
+        print(server.url + "/v1", flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()
