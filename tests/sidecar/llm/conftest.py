@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
-# Set before anything imports LiteLLM: no fetch of its model-cost map from GitHub in tests.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
