@@ -1,0 +1,137 @@
+"""Which strong-agent CLIs are installed: executable lookup and `--version` probing.
+
+A provider's executable is `$ATRIUM_CLAUDE_BIN` / `$ATRIUM_CODEX_BIN` / `$ATRIUM_OPENCLAW_BIN`
+when set, else its command name (`claude`, `codex`, `openclaw`) on `PATH`. The same lookup
+decides which binary a run starts, so what `agent_providers` reports is what `agent_run` uses.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from typing import Literal, get_args
+
+import anyio
+from pydantic import BaseModel, ConfigDict
+
+from mcp_servers.agents.results import Provider
+
+PROVIDERS: tuple[Provider, ...] = get_args(Provider)
+COMMANDS: dict[Provider, str] = {"claude": "claude", "codex": "codex", "openclaw": "openclaw"}
+ENV_VARS: dict[Provider, str] = {
+    "claude": "ATRIUM_CLAUDE_BIN",
+    "codex": "ATRIUM_CODEX_BIN",
+    "openclaw": "ATRIUM_OPENCLAW_BIN",
+}
+VERSION_TIMEOUT_S = 15.0
+_VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
+
+
+class ProviderInfo(BaseModel):
+    """One CLI as found on this machine.
+
+    `source` says where the executable came from (`env`: the ATRIUM_*_BIN variable, `path`:
+    the command on PATH). `version` is the number parsed from `version_text`, the first line
+    `--version` printed. `error` explains why a CLI is not usable.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: Provider
+    installed: bool
+    executable: str | None = None
+    source: Literal["env", "path"] | None = None
+    version: str | None = None
+    version_text: str | None = None
+    error: str | None = None
+
+
+class ProvidersReport(BaseModel):
+    """The `agent_providers` result: every provider Atrium knows, installed or not."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    providers: list[ProviderInfo]
+
+
+def find_executable(
+    provider: Provider, env: Mapping[str, str]
+) -> tuple[str | None, Literal["env", "path"] | None]:
+    """The executable a run of `provider` would start, and where it was found.
+
+    An `ATRIUM_*_BIN` value without a path separator is looked up on `PATH` like a command.
+    """
+    configured = env.get(ENV_VARS[provider], "").strip()
+    if configured:
+        if os.sep in configured:
+            found = configured if os.access(configured, os.X_OK) else None
+        else:
+            found = shutil.which(configured, path=env.get("PATH"))
+        return found, "env"
+    found = shutil.which(COMMANDS[provider], path=env.get("PATH"))
+    return found, "path" if found else None
+
+
+def executable_for(provider: Provider, env: Mapping[str, str]) -> str:
+    """The executable to start for `provider`: the one found, else the bare command name
+    (so a missing CLI becomes the controller's `cli_not_found` result)."""
+    found, _ = find_executable(provider, env)
+    return found or env.get(ENV_VARS[provider], "").strip() or COMMANDS[provider]
+
+
+async def probe_provider(provider: Provider, env: Mapping[str, str]) -> ProviderInfo:
+    """Look the CLI up and ask it for its version (bounded by `VERSION_TIMEOUT_S`)."""
+    executable, source = find_executable(provider, env)
+    if executable is None:
+        variable = ENV_VARS[provider]
+        where = f"${variable} ({env[variable]})" if env.get(variable) else "PATH"
+        return ProviderInfo(
+            provider=provider,
+            installed=False,
+            source=source,
+            error=f"{COMMANDS[provider]} not found on {where}",
+        )
+    info = ProviderInfo(provider=provider, installed=True, executable=executable, source=source)
+    try:
+        text = await _version_line(executable, env)
+    except (OSError, subprocess.SubprocessError, TimeoutError) as exc:
+        return info.model_copy(update={"error": f"`{executable} --version` failed: {exc}"})
+    match = _VERSION.search(text)
+    return info.model_copy(
+        update={"version_text": text or None, "version": match.group(0) if match else None}
+    )
+
+
+async def probe_providers(env: Mapping[str, str]) -> ProvidersReport:
+    """Every provider's `ProviderInfo`, probed concurrently."""
+    found: dict[Provider, ProviderInfo] = {}
+
+    async def probe(provider: Provider) -> None:
+        found[provider] = await probe_provider(provider, env)
+
+    async with anyio.create_task_group() as group:
+        for provider in PROVIDERS:
+            group.start_soon(probe, provider)
+    return ProvidersReport(providers=[found[p] for p in PROVIDERS])
+
+
+async def _version_line(executable: str, env: Mapping[str, str]) -> str:
+    """The first non-empty line of `executable --version` (stdout, else stderr).
+
+    Raises:
+        OSError: the executable could not be started.
+        subprocess.CalledProcessError: it exited non-zero.
+        TimeoutError: it did not answer in time.
+    """
+    with anyio.fail_after(VERSION_TIMEOUT_S):
+        done = await anyio.run_process(
+            [executable, "--version"], stdin=subprocess.DEVNULL, env=dict(env), check=True
+        )
+    for stream in (done.stdout, done.stderr):
+        for line in stream.decode("utf-8", errors="replace").splitlines():
+            if line.strip():
+                return line.strip()
+    return ""
