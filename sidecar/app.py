@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import logging.handlers
 import os
 import sys
-import threading
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -18,7 +16,8 @@ from sidecar import settings as settings_mod
 from sidecar.handlers.registry import load_all
 from sidecar.handlers.services import Services
 from sidecar.host.host import ServerSpec, ToolHost
-from sidecar.llm.types import LMConfig, Planner
+from sidecar.llm.planner import DspyPlanner, aclose_model_clients
+from sidecar.llm.types import LMConfig
 from sidecar.rpc.framing import FrameWriter, read_frames
 from sidecar.rpc.server import Route, RpcServer
 from sidecar.runtime.runs import RunManager
@@ -89,7 +88,7 @@ class PlannerProvider:
     def __init__(self, settings: settings_mod.SettingsFile, env: Mapping[str, str]) -> None:
         self._settings = settings
         self._env = env
-        self._cached: tuple[LMConfig, Planner] | None = None
+        self._cached: tuple[LMConfig, DspyPlanner] | None = None
 
     def config(self) -> LMConfig | None:
         from sidecar.llm.config import resolve_lm_config
@@ -97,20 +96,13 @@ class PlannerProvider:
         saved = self._settings.load()
         return resolve_lm_config(saved.model, saved.api_base, self._env, _keyring_lookup)
 
-    def __call__(self) -> Planner | None:
+    def __call__(self) -> DspyPlanner | None:
         config = self.config()
         if config is None:
             return None
         if self._cached is None or self._cached[0] != config:
-            from sidecar.llm.planner import DspyPlanner
-
             self._cached = (config, DspyPlanner(config))
         return self._cached[1]
-
-
-def _import_model_stack() -> None:
-    for name in ("litellm", "dspy"):
-        importlib.import_module(name)
 
 
 def _keyring_lookup(name: str) -> str | None:
@@ -159,9 +151,9 @@ async def serve(stdin: asyncio.StreamReader, stdout: asyncio.StreamWriter, data:
 
         async def load() -> None:
             await runs.compiled()
-            if planner.config() is not None:
-                # A daemon thread: shutting down never waits for an import to finish.
-                threading.Thread(target=_import_model_stack, daemon=True).start()
+            model = planner()
+            if model is not None:
+                await model.warm_up()
 
         warm.append(asyncio.ensure_future(load()))
 
@@ -194,6 +186,9 @@ async def serve(stdin: asyncio.StreamReader, stdout: asyncio.StreamWriter, data:
         await runs.shutdown()
         log.info("stopping MCP servers")
         await host.aclose()
+        if warm:
+            warm[0].cancel()
+        await aclose_model_clients()
         db.close()
         log.info("sidecar stopped")
 

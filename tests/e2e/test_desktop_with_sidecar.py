@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 from desktop.app import DesktopApp, build_desktop
 from desktop.views.approval_dialog import ApprovalDialog
 from sidecar.protocol import RunEventParams
+from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
 
@@ -58,7 +59,7 @@ def test_an_author_approves_a_write_sees_the_answer_stream_and_gets_it_back_afte
 ):
     model.push(
         Reply.tool_call("workspace__write", {"path": "chapter1.md", "content": "It began.\n"}),
-        Reply.text(ANSWER, chunk_size=5),
+        Reply.text(answer_text(ANSWER), chunk_size=5),
     )
     window = app.window
     tokens: list[str] = []

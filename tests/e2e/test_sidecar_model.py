@@ -11,6 +11,7 @@ import pytest
 
 from sidecar.protocol import ErrorCode
 from tests.e2e.harness import RpcFailure, Sidecar, event_types
+from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
 
@@ -47,7 +48,8 @@ async def test_the_model_reads_a_file_and_its_answer_streams_in_tokens(
 ):
     answer = "Your notes say the river is wide, and that is all they say."
     model.push(
-        Reply.tool_call("workspace__read", {"path": "notes.md"}), Reply.text(answer, chunk_size=6)
+        Reply.tool_call("workspace__read", {"path": "notes.md"}),
+        Reply.text(answer_text(answer), chunk_size=6),
     )
     thread = await agent.call("thread/create", {})
     run = await agent.call(
@@ -150,7 +152,7 @@ async def test_a_sidecar_killed_mid_turn_leaves_the_thread_resumable(
         calls = [c["id"] for m in got["messages"] for c in m["tool_calls"]]
         answered = {m["tool_call_id"] for m in got["messages"] if m["role"] == "tool"}
         assert calls and set(calls) <= answered
-        model.push(Reply.text("The river is wide."))
+        model.push(Reply.text(answer_text("The river is wide.")))
         run = await process.call("run/retry", {"thread_id": thread["id"]})
         assert event_types(await process.run_to_end(run["run_id"]))[-1] == "run_finished"
         got = await process.call("thread/get", {"thread_id": thread["id"]})
