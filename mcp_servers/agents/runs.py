@@ -251,7 +251,11 @@ class RunRegistry:
                     if not run.done.is_set():
                         stops.start_soon(run.stop, self._shutdown_grace_s)
         group.cancel_scope.cancel()
-        await group.__aexit__(exc_type, exc, tb)
+        try:
+            await group.__aexit__(exc_type, exc, tb)
+        finally:
+            for run in self._runs.values():
+                run.receive.close()
 
     def get(self, run_id: str) -> AgentRun:
         """The run with this id.
