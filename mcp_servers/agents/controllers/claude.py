@@ -45,6 +45,8 @@ _PERMISSION_MODES: dict[PolicyMode, str] = {
     "workspace_write": "acceptEdits",
     "full_access": "bypassPermissions",
 }
+# Full access without bypassPermissions (refused as root): these built-in tools never ask.
+FULL_ACCESS_TOOLS = ("Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch")
 
 
 class ClaudeCodeController(SubprocessController):
@@ -65,12 +67,15 @@ class ClaudeCodeController(SubprocessController):
         argv += ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
         if cfg.permission_prompt:
             argv += ["--permission-prompt-tool", "stdio"]
-        argv += ["--permission-mode", _PERMISSION_MODES[policy.mode]]
+        argv += ["--permission-mode", self._permission_mode(request)]
         disallowed = list(policy.disallowed_tools)
         if policy.mode == "read_only":
             disallowed += [tool for tool in FILE_TOOLS if tool not in disallowed]
-        if policy.allowed_tools:
-            argv += ["--allowedTools", ",".join(policy.allowed_tools)]
+        allowed = list(policy.allowed_tools)
+        if policy.mode == "full_access" and not self._bypasses():
+            allowed += [tool for tool in FULL_ACCESS_TOOLS if tool not in allowed]
+        if allowed:
+            argv += ["--allowedTools", ",".join(allowed)]
         if disallowed:
             argv += ["--disallowedTools", ",".join(disallowed)]
         if request.model:
@@ -85,16 +90,34 @@ class ClaudeCodeController(SubprocessController):
 
     def applied_policy(self, request: StartRequest) -> AppliedPolicy:
         mode = request.tool_policy.mode
-        native = ("--permission-mode", _PERMISSION_MODES[mode])
-        asks = self.claude_config.permission_prompt and mode != "full_access"
+        native = ("--permission-mode", self._permission_mode(request))
+        bypassed = mode == "full_access" and self._bypasses()
+        asks = self.claude_config.permission_prompt and not bypassed
         note = {
             "read_only": "file-editing tools disallowed; other tools ask Atrium",
             "workspace_write": "edits auto-approved; other tools ask Atrium",
             "full_access": "all permission checks bypassed",
         }[mode]
-        if not self.claude_config.permission_prompt and mode != "full_access":
+        if mode == "full_access" and not bypassed:
+            native += ("--allowedTools", ",".join(FULL_ACCESS_TOOLS))
+            note = (
+                "bypassPermissions not used (Claude Code refuses it as root): edits and the "
+                "built-in tools are pre-allowed; anything else asks Atrium"
+            )
+        if not self.claude_config.permission_prompt and not bypassed:
             note += " (no permission prompt tool: the CLI denies what it would ask)"
         return AppliedPolicy(mode=mode, native=native, can_ask_permission=asks, note=note)
+
+    def _bypasses(self) -> bool:
+        """Whether full access may use bypassPermissions (not as root unless configured)."""
+        configured = self.claude_config.bypass_permissions
+        return configured if configured is not None else os.geteuid() != 0
+
+    def _permission_mode(self, request: StartRequest) -> str:
+        mode = request.tool_policy.mode
+        if mode == "full_access" and not self._bypasses():
+            return _PERMISSION_MODES["workspace_write"]
+        return _PERMISSION_MODES[mode]
 
     def make_parser(self, request: StartRequest, resume_id: str | None) -> StreamParser:
         return ClaudeStreamParser()

@@ -34,11 +34,16 @@ class ClaudeCodeConfig(ControllerConfig):
 
     `permission_prompt` routes "ask" decisions to Atrium (`--permission-prompt-tool stdio`);
     without it the CLI denies them itself. `include_partial_messages` streams text deltas.
+    `bypass_permissions` says how the `full_access` policy is applied: True passes
+    `--permission-mode bypassPermissions`; False approximates it with `acceptEdits` plus every
+    built-in tool pre-allowed; None (default) bypasses unless this process runs as root, where
+    Claude Code refuses bypassPermissions ("cannot be used with root/sudo privileges").
     """
 
     executable: str = "claude"
     permission_prompt: bool = True
     include_partial_messages: bool = False
+    bypass_permissions: bool | None = None
 
 
 class CodexConfig(ControllerConfig):

@@ -8,6 +8,7 @@ failure if the process ends without `turn.failed`. An `error` *item* is a non-fa
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -34,6 +35,8 @@ from mcp_servers.agents.parsers.base import (
 )
 from mcp_servers.agents.results import ArtifactChange, ErrorCode, NormalizedError
 
+_STATUS_IN_TEXT = re.compile(r"(?:unexpected status|last status:)\s*(\d{3})\b")
+_SERVER_BUSY = "experiencing high demand"
 _CHANGE_KINDS: dict[str, ArtifactChange] = {
     "add": "added",
     "update": "modified",
@@ -232,7 +235,13 @@ def _plan_hint(item: JsonObject) -> StateHint:
 
 
 def _codex_error(message: str) -> NormalizedError:
-    """An error from Codex; HTTP error bodies embedded as JSON strings become `api_error`."""
+    """An error from Codex, classified by the HTTP status or body it mentions.
+
+    Seen shapes: a JSON error body with or without `status` (400 from the Responses API), the
+    text "unexpected status 401 Unauthorized: ..." or "exceeded retry limit, last status: 429
+    ..." (codex-cli 0.169.0), and its fixed sentence for 5xx answers ("We're currently
+    experiencing high demand..."). Anything else is an `agent_error`.
+    """
     detail: dict[str, JsonValue] = {}
     code = ErrorCode.AGENT_ERROR
     try:
@@ -240,12 +249,15 @@ def _codex_error(message: str) -> NormalizedError:
     except ValueError:
         body = None
     status = int_of(dict_of(body).get("status"))
+    inner = str_of(dict_of(dict_of(body).get("error")).get("message"))
+    if status is None and (match := _STATUS_IN_TEXT.search(message)):
+        status = int(match.group(1))
     if status is not None:
         detail["status"] = status
         code = http_error_code(status)
-        inner = str_of(dict_of(dict_of(body).get("error")).get("message"))
-        message = inner or message
-    return NormalizedError(code=code, message=message, detail=detail)
+    elif inner is not None or _SERVER_BUSY in message:
+        code = ErrorCode.API_ERROR
+    return NormalizedError(code=code, message=inner or message, detail=detail)
 
 
 def _add(total: int | None, value: object) -> int | None:

@@ -58,13 +58,33 @@ def test_claude_read_only_policy_disallows_file_editing_tools(tmp_path: Path) ->
 
 
 def test_claude_full_access_bypasses_permissions_and_cannot_ask(tmp_path: Path) -> None:
-    ctl = ClaudeCodeController()
+    ctl = ClaudeCodeController(ClaudeCodeConfig(bypass_permissions=True))
     full = request(tmp_path, tool_policy=ToolPolicy(mode="full_access"))
 
     argv = ctl.build_argv(full, None)
 
     assert argv[argv.index("--permission-mode") + 1] == "bypassPermissions"
     assert ctl.applied_policy(full).can_ask_permission is False
+
+
+def test_claude_full_access_as_root_pre_allows_tools_instead_of_bypassing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Claude Code exits with "--dangerously-skip-permissions cannot be used with root/sudo
+    # privileges" when given bypassPermissions as root (seen with 2.1.197).
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    ctl = ClaudeCodeController()
+    policy = ToolPolicy(mode="full_access", allowed_tools=("mcp__x__y",))
+    full = request(tmp_path, tool_policy=policy)
+
+    argv = ctl.build_argv(full, None)
+
+    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+    allowed = argv[argv.index("--allowedTools") + 1].split(",")
+    assert allowed[0] == "mcp__x__y" and {"Bash", "Write", "WebFetch"} <= set(allowed)
+    applied = ctl.applied_policy(full)
+    assert applied.can_ask_permission is True
+    assert applied.native[:2] == ("--permission-mode", "acceptEdits")
 
 
 def test_claude_does_not_inherit_claude_code_session_variables(

@@ -5,6 +5,10 @@ Expectations were written from reading each transcript in shared/fixtures/contro
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from mcp_servers.agents.events import (
     ArtifactCreated,
     Completed,
@@ -207,3 +211,32 @@ def test_reconnect_notices_are_retries_not_failures() -> None:
     assert [e.hint for e in events if isinstance(e, StateHint)] == ["turn_started", "retrying"]
     assert result.error is not None
     assert result.error.code is ErrorCode.NO_RESULT
+
+
+@pytest.mark.parametrize(
+    ("message", "code", "status"),
+    [
+        # What codex-cli 0.169.0 printed for scripted 400 / 401 / 429 / 500 answers.
+        (
+            '{"error": {"message": "bad", "type": "invalid_request_error", "param": null}}',
+            ErrorCode.API_ERROR,
+            None,
+        ),
+        ("unexpected status 401 Unauthorized: no, url: http://x/v1", ErrorCode.AUTH_FAILED, 401),
+        ("exceeded retry limit, last status: 429 Too Many Requests", ErrorCode.RATE_LIMITED, 429),
+        (
+            "We\u2019re currently experiencing high demand, which may cause temporary errors.",
+            ErrorCode.API_ERROR,
+            None,
+        ),
+    ],
+)
+def test_model_api_failures_are_classified_by_the_status_codex_reports(
+    message: str, code: ErrorCode, status: int | None
+) -> None:
+    failed = json.dumps({"type": "turn.failed", "error": {"message": message}})
+    _, result = replay_lines("codex", ['{"type":"thread.started","thread_id":"t1"}', failed])
+
+    assert result.error is not None
+    assert result.error.code is code
+    assert result.error.detail.get("status") == status
