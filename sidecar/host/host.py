@@ -13,6 +13,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from sidecar.host.features import ClientFeatures, NoFeatures
 from sidecar.host.types import HostTool, ProgressSink, ToolOutcome, UnknownToolError, split_name
 
 if TYPE_CHECKING:
@@ -39,8 +40,9 @@ class ServerUnavailableError(RuntimeError):
 
 
 class _Connection:
-    def __init__(self, spec: ServerSpec) -> None:
+    def __init__(self, spec: ServerSpec, features: ClientFeatures) -> None:
         self.spec = spec
+        self.features = features
         self.state: ServerState = "starting"
         self.error: str | None = None
         self.client: Client | None = None
@@ -56,7 +58,8 @@ class _Connection:
             target = await asyncio.to_thread(_load, self.spec)
             from mcp import Client
 
-            async with Client(target, raise_exceptions=False) as client:
+            kwargs = self.features.client_kwargs(self.spec.name)
+            async with Client(target, raise_exceptions=False, **kwargs) as client:
                 listed = await client.list_tools()
                 self.tools = [_host_tool(self.spec, t) for t in listed.tools]
                 self.client = client
@@ -101,8 +104,15 @@ def _host_tool(spec: ServerSpec, tool: Any) -> HostTool:
 class ToolHost:
     """The sidecar's MCP client host."""
 
-    def __init__(self, specs: Sequence[ServerSpec], *, call_timeout_s: float = 600.0) -> None:
-        self._connections = {s.name: _Connection(s) for s in specs}
+    def __init__(
+        self,
+        specs: Sequence[ServerSpec],
+        *,
+        call_timeout_s: float = 600.0,
+        features: ClientFeatures | None = None,
+    ) -> None:
+        self._features = features or NoFeatures()
+        self._connections = {s.name: _Connection(s, self._features) for s in specs}
         self._call_timeout_s = call_timeout_s
 
     def start(self) -> None:
@@ -121,7 +131,7 @@ class ToolHost:
         old = self._connections.get(spec.name)
         if old is not None:
             await _stop(old)
-        conn = _Connection(spec)
+        conn = _Connection(spec, self._features)
         self._connections[spec.name] = conn
         conn.task = asyncio.create_task(conn.serve(), name=f"mcp:{spec.name}")
 

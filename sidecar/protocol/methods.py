@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
 
 from sidecar.protocol.events import RunEventParams
+from sidecar.protocol.features import FEATURE_METHODS
+from sidecar.protocol.methods_base import MethodSpec
 from sidecar.protocol.models import (
     InterruptInfo,
     MessageInfo,
@@ -17,6 +18,7 @@ from sidecar.protocol.models import (
     ToolInfo,
     WireModel,
 )
+from sidecar.protocol.servers import SERVER_METHODS
 
 PROTOCOL_VERSION = "1.0"
 
@@ -97,14 +99,7 @@ class SettingsSetParams(WireModel):
     api_key: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class MethodSpec:
-    params: type[WireModel]
-    result: type[WireModel]
-    doc: str
-
-
-METHODS: dict[str, MethodSpec] = {
+CORE_METHODS: dict[str, MethodSpec] = {
     "initialize": MethodSpec(InitializeParams, InitializeResult, "Handshake; first request."),
     "ping": MethodSpec(Empty, Empty, "Liveness check."),
     "shutdown": MethodSpec(Empty, Empty, "Stop runs, close servers, exit after replying."),
@@ -121,6 +116,8 @@ METHODS: dict[str, MethodSpec] = {
     "settings/get": MethodSpec(Empty, SettingsInfo, "Current settings."),
     "settings/set": MethodSpec(SettingsSetParams, SettingsInfo, "Change settings."),
 }
+
+METHODS: dict[str, MethodSpec] = {**CORE_METHODS, **SERVER_METHODS, **FEATURE_METHODS}
 
 NOTIFICATIONS: dict[str, type[WireModel]] = {
     "run/event": RunEventParams,
