@@ -32,10 +32,10 @@ async def list_threads(svc: Services, params: Empty) -> ThreadListResult:
 @registry.method("thread/get")
 async def get(svc: Services, params: ThreadGetParams) -> ThreadGetResult:
     with typed_errors():
-        thread = thread_info(svc.store.get_thread(params.thread_id))
+        record = svc.store.get_thread(params.thread_id)
+    thread = thread_info(record)
     messages = svc.store.recent_messages(params.thread_id, params.limit)
     interrupts = svc.store.pending_interrupts(params.thread_id)
-    record = svc.store.get_thread(params.thread_id)
     return ThreadGetResult(
         thread=thread,
         messages=tuple(message_info(m) for m in messages),

@@ -14,9 +14,7 @@ from sidecar.graph.state import TurnState
 async def dispatch(state: TurnState) -> dict[str, Any]:
     del state
     note = {
-        "role": "tool",
-        "tool_call_id": "dispatch",
-        "name": "atrium__dispatch",
+        "role": "system",
         "content": "Subagents are not available in this version; do the work with your tools.",
     }
     return {"scratch": [note]}
