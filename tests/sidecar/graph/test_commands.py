@@ -1,0 +1,34 @@
+"""Direct commands: parsed without a model, with a usage message for every mistake."""
+
+from __future__ import annotations
+
+import pytest
+
+from sidecar.graph.commands import (
+    CallCommand,
+    CommandError,
+    ToolsCommand,
+    is_command,
+    parse_command,
+)
+
+
+def test_tools_and_call_commands_parse():
+    assert parse_command("/tools") == ToolsCommand()
+    assert parse_command('/call workspace__read {"path": "a.md"}') == CallCommand(
+        "workspace__read", {"path": "a.md"}
+    )
+    assert parse_command("/call workspace__list") == CallCommand("workspace__list", {})
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["/nope", "/call", '/call x__y {"a": ', "/call x__y [1, 2]", '/call x__y "text"'],
+)
+def test_malformed_commands_raise_a_command_error(text: str):
+    with pytest.raises(CommandError):
+        parse_command(text)
+
+
+def test_only_text_starting_with_a_slash_is_a_command():
+    assert is_command("  /tools") and not is_command("tools please")
