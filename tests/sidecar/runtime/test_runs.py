@@ -28,6 +28,7 @@ async def test_a_model_tool_call_feeds_its_result_back_and_the_answer_persists(r
     assert second_view[2].tool_call_id == "c1" and "the river is wide" in second_view[2].content
     assert "workspace__read" in rig.planner.tools_seen[0]
     assert "atrium__ask_author" in rig.planner.tools_seen[0]
+    assert not any("dispatch" in name for name in rig.planner.tools_seen[0])
     roles = [m.role for m in rig.store.recent_messages(thread.id, 50)]
     assert roles == ["user", "assistant", "tool", "assistant"]
     tokens = "".join(e.event.text for e in rig.events if e.event.type == "token")  # type: ignore[union-attr]
