@@ -12,11 +12,10 @@ a run that did not succeed is an `isError` result. Refusals (bad arguments, unkn
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -34,13 +33,6 @@ from mcp_servers.agents.controllers import (
 )
 from mcp_servers.agents.follow import Follower, FollowSettings, FollowState
 from mcp_servers.agents.providers import ProvidersReport, executable_for, probe_providers
-from mcp_servers.agents.requests import (
-    Attachment,
-    ResumeRequest,
-    StartRequest,
-    ToolPolicy,
-    new_run_id,
-)
 from mcp_servers.agents.results import OperatorResult, Provider
 from mcp_servers.agents.runs import (
     AgentRun,
@@ -49,6 +41,25 @@ from mcp_servers.agents.runs import (
     RunRegistry,
     RunStatus,
     UnknownRunError,
+)
+from mcp_servers.agents.tool_args import (
+    AttachmentsArg,
+    FallbackArg,
+    IdleTimeoutArg,
+    InstructionArg,
+    MaxTurnsArg,
+    ModelArg,
+    NewRunIdArg,
+    OptionalSessionIdArg,
+    PolicyArg,
+    ProviderArg,
+    RunArgs,
+    RunIdArg,
+    RunLimits,
+    SessionIdArg,
+    SessionPolicyArg,
+    TimeoutArg,
+    WorkingDirArg,
 )
 
 SERVER_NAME = "atrium-agents"
@@ -65,50 +76,6 @@ _STOPS_RUN = ToolAnnotations(
 
 AgentContext = Context[RunRegistry, Any]
 RunOutcome = Annotated[CallToolResult, OperatorResult] | InputRequiredResult
-
-ProviderArg = Annotated[Provider, Field(description="Which strong-agent CLI runs the instruction.")]
-InstructionArg = Annotated[str, Field(min_length=1, description="What the agent should do.")]
-WorkingDirArg = Annotated[
-    str, Field(description="Absolute path of the directory the agent works in.")
-]
-RunIdArg = Annotated[
-    str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="The run id agent_run reported.")
-]
-SessionIdArg = Annotated[
-    str,
-    Field(
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$",
-        description="The CLI's own session/thread id (result.session.session_id of a run).",
-    ),
-]
-PolicyArg = Annotated[
-    ToolPolicy,
-    Field(
-        description=(
-            "read_only / workspace_write / full_access, plus native allow/deny tool rules "
-            "(Claude Code). The result's `policy` says how it was applied."
-        )
-    ),
-]
-TimeoutArg = Annotated[
-    float | None, Field(gt=0, description="Seconds for the whole run; none by default.")
-]
-IdleTimeoutArg = Annotated[
-    float | None,
-    Field(gt=0, description="Stop after this many silent seconds (not while a question waits)."),
-]
-AttachmentsArg = Annotated[
-    list[str], Field(description="Absolute paths of files handed to the agent (images inline).")
-]
-ModelArg = Annotated[str | None, Field(description="Model name for the CLI.")]
-MaxTurnsArg = Annotated[int | None, Field(gt=0, description="Turn limit (Claude Code).")]
-NewRunIdArg = Annotated[
-    str | None,
-    Field(
-        pattern=r"^[A-Za-z0-9_-]{1,64}$",
-        description="Choose the run id (for agent_status/agent_cancel); generated if omitted.",
-    ),
-]
 
 
 def default_controller_factory(
@@ -184,7 +151,9 @@ def build_server(
     return server
 
 
-def _add_provider_tools(server: MCPServer[RunRegistry], lookup_env: Any) -> None:
+def _add_provider_tools(
+    server: MCPServer[RunRegistry], lookup_env: Callable[[], Mapping[str, str]]
+) -> None:
     @server.tool(name="agent_providers", title="Installed agent CLIs", annotations=_READ_ONLY)
     async def agent_providers() -> ProvidersReport:
         """Which strong-agent CLIs (claude, codex, openclaw) are installed here, where, and
@@ -200,13 +169,8 @@ def _add_run_tools(server: MCPServer[RunRegistry], settings: FollowSettings) -> 
         instruction: InstructionArg,
         working_dir: WorkingDirArg,
         ctx: AgentContext,
-        session: Annotated[
-            Literal["new", "resume"],
-            Field(description="Start a new native session, or resume native_session_id."),
-        ] = "new",
-        native_session_id: Annotated[
-            SessionIdArg | None, Field(description="Required with session='resume'.")
-        ] = None,
+        session: SessionPolicyArg = "new",
+        native_session_id: OptionalSessionIdArg = None,
         tool_policy: PolicyArg | None = None,
         timeout_s: TimeoutArg = None,
         idle_timeout_s: IdleTimeoutArg = None,
@@ -221,23 +185,18 @@ def _add_run_tools(server: MCPServer[RunRegistry], settings: FollowSettings) -> 
         id); permission questions come as elicitations; cancelling the call stops the CLI.
         Returns the operator result (status, native session, final message, changed files,
         metrics, trace paths); a run that did not succeed is an error result."""
-        if session == "resume" and native_session_id is None:
-            raise ToolError("[invalid_params] session='resume' needs native_session_id")
-        if session == "new" and native_session_id is not None:
-            raise ToolError("[invalid_params] native_session_id is only for session='resume'")
         args = RunArgs(
             provider=provider,
             instruction=instruction,
             working_dir=working_dir,
+            native_session_id=native_session_id,
             tool_policy=tool_policy,
-            timeout_s=timeout_s,
-            idle_timeout_s=idle_timeout_s,
+            limits=RunLimits(timeout_s, idle_timeout_s, max_turns),
             model=model,
-            max_turns=max_turns,
             attachments=tuple(attachments or ()),
             run_id=run_id,
-            native_session_id=native_session_id,
         )
+        args.check_session_policy(session)
         return await _run(ctx, settings, args)
 
     @server.tool(
@@ -257,9 +216,7 @@ def _add_run_tools(server: MCPServer[RunRegistry], settings: FollowSettings) -> 
         max_turns: MaxTurnsArg = None,
         attachments: AttachmentsArg | None = None,
         run_id: NewRunIdArg = None,
-        fallback_to_start: Annotated[
-            bool, Field(description="Start a fresh session if the CLI cannot resume this one.")
-        ] = True,
+        fallback_to_start: FallbackArg = True,
     ) -> RunOutcome:
         """Continue a native CLI session with a new instruction (same streaming, questions,
         cancellation and result as agent_run). The result's `attempts` and `notes` say if the
@@ -268,14 +225,12 @@ def _add_run_tools(server: MCPServer[RunRegistry], settings: FollowSettings) -> 
             provider=provider,
             instruction=instruction,
             working_dir=working_dir,
+            native_session_id=native_session_id,
             tool_policy=tool_policy,
-            timeout_s=timeout_s,
-            idle_timeout_s=idle_timeout_s,
+            limits=RunLimits(timeout_s, idle_timeout_s, max_turns),
             model=model,
-            max_turns=max_turns,
             attachments=tuple(attachments or ()),
             run_id=run_id,
-            native_session_id=native_session_id,
             fallback_to_start=fallback_to_start,
         )
         return await _run(ctx, settings, args)
@@ -303,49 +258,6 @@ def _add_control_tools(server: MCPServer[RunRegistry], cancel_wait_s: float) -> 
         return run.status()
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunArgs:
-    """The arguments of an agent_run / agent_resume call."""
-
-    provider: Provider
-    instruction: str
-    working_dir: str
-    tool_policy: ToolPolicy | None
-    timeout_s: float | None
-    idle_timeout_s: float | None
-    model: str | None
-    max_turns: int | None
-    attachments: tuple[str, ...]
-    run_id: str | None
-    native_session_id: str | None
-    fallback_to_start: bool = True
-
-    def to_request(self) -> StartRequest:
-        """The controller request (a `ResumeRequest` when a native session is given).
-
-        Raises:
-            ToolError: a path is not absolute.
-        """
-        run_id = self.run_id or new_run_id()
-        fields: dict[str, Any] = {
-            "run_id": run_id,
-            "session_id": run_id,
-            "working_dir": _absolute(self.working_dir),
-            "instruction": self.instruction,
-            "attachments": tuple(Attachment(path=_absolute(p)) for p in self.attachments),
-            "tool_policy": self.tool_policy or ToolPolicy(),
-            "timeout_s": self.timeout_s,
-            "idle_timeout_s": self.idle_timeout_s,
-            "model": self.model,
-            "max_turns": self.max_turns,
-        }
-        if self.native_session_id is None:
-            return StartRequest.model_validate(fields)
-        fields["native_session_id"] = self.native_session_id
-        fields["fallback_to_start"] = self.fallback_to_start
-        return ResumeRequest.model_validate(fields)
-
-
 async def _run(
     ctx: AgentContext, settings: FollowSettings, args: RunArgs
 ) -> CallToolResult | InputRequiredResult:
@@ -371,13 +283,6 @@ async def _continue(
         return await Follower(run, registry, ctx, settings).follow(state)
     except RunBusyError as exc:
         raise ToolError(f"[run_busy] run {run.run_id} is followed by another call") from exc
-
-
-def _absolute(path: str) -> Path:
-    candidate = Path(path).expanduser()
-    if not candidate.is_absolute():
-        raise ToolError(f"[invalid_params] not an absolute path: {path}")
-    return candidate
 
 
 def _registry(ctx: AgentContext) -> RunRegistry:

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import threading
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -430,6 +431,34 @@ async def mcp_client(
         build_server(controller_factory=factory), elicitation_callback=elicit
     ) as client:
         yield client
+
+
+@pytest.mark.parametrize("provider", ["claude", "codex"])
+async def test_resuming_an_unknown_session_falls_back_to_a_fresh_one(
+    clis: AgentClis, tmp_path: Path, work: Path, provider: str
+) -> None:
+    unknown = str(uuid.uuid4())
+    with anthropic_server() if provider == "claude" else responses_server() as server:
+        server.push(Reply.text("fresh start"))
+        ctl = (
+            claude(clis, server, tmp_path)
+            if provider == "claude"
+            else codex(clis, server, tmp_path)
+        )
+        again = ResumeRequest(
+            session_id="real", working_dir=work, instruction="hi", native_session_id=unknown
+        )
+        async with ctl:
+            events, result = await run_turn(ctl, again)
+
+    assert result.status == "success" and result.final_message == "fresh start"
+    assert [(a.mode, a.outcome) for a in result.attempts] == [
+        ("resume", "resume_failed"),
+        ("start", "completed"),
+    ]
+    assert result.session is not None and result.session.session_id != unknown
+    [hint] = [e for e in of_type(events, StateHint) if e.hint == "resume_failed"]
+    assert hint.detail["session_id"] == unknown
 
 
 # -- Codex ----------------------------------------------------------------------------------
