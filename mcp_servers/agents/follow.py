@@ -134,7 +134,8 @@ class Follower:
                     break
             else:
                 answer = await self._elicit_inline(event)
-                await self.run.answer(event.request_id, decision_from(event, answer))
+                if answer is not None:
+                    await self.run.answer(event.request_id, decision_from(event, answer))
         assert self.run.result is not None
         return tool_result(self.run.result)
 
@@ -201,16 +202,35 @@ class Follower:
                 unanswered.append(request)
         return unanswered
 
-    async def _elicit_inline(self, request: PermissionRequest) -> ElicitResult:
-        """Ask the client during the call (handshake-era protocols); failures dismiss."""
-        try:
-            return await self.ctx.session.elicit_form(
-                message=elicitation_message(request, TITLES[self.run.provider]),
-                requested_schema=elicitation_schema(request),
-                related_request_id=self.ctx.request_id,
-            )
-        except (MCPError, ValidationError):
-            return ElicitResult(action="cancel")
+    async def _elicit_inline(self, request: PermissionRequest) -> ElicitResult | None:
+        """Ask the client during the call (handshake-era protocols).
+
+        Returns None if the run ended first (the question is withdrawn); a failing client
+        counts as a dismissal.
+        """
+        answers: list[ElicitResult] = []
+        async with anyio.create_task_group() as group:
+
+            async def ask() -> None:
+                try:
+                    answers.append(
+                        await self.ctx.session.elicit_form(
+                            message=elicitation_message(request, TITLES[self.run.provider]),
+                            requested_schema=elicitation_schema(request),
+                            related_request_id=self.ctx.request_id,
+                        )
+                    )
+                except (MCPError, ValidationError):
+                    answers.append(ElicitResult(action="cancel"))
+                group.cancel_scope.cancel()
+
+            async def withdraw_when_the_run_ends() -> None:
+                await self.run.done.wait()
+                group.cancel_scope.cancel()
+
+            group.start_soon(ask)
+            group.start_soon(withdraw_when_the_run_ends)
+        return answers[0] if answers else None
 
     async def _event(self, item: Sequenced) -> AgentEvent:
         """Forward one event as progress; return it."""

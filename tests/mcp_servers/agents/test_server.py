@@ -292,6 +292,35 @@ async def test_status_and_cancel_reach_a_running_run_by_id(
     assert operator_result(result).error.code == "interrupted"
 
 
+async def test_cancel_by_id_withdraws_an_unanswered_inline_question(
+    connect: Connect, transcript: Path, tmp_path: Path
+) -> None:
+    asked = anyio.Event()
+    never = anyio.Event()
+    outcome: list[CallToolResult] = []
+
+    async def elicit_and_wait(context: Any, params: Any) -> ElicitResult:
+        asked.set()
+        await never.wait()
+        return ACCEPT
+
+    async def run_it(client: Client) -> None:
+        outcome.append(await call(client, "agent_run", run_args(tmp_path, run_id="q-1")))
+
+    async with connect(transcript, mode="legacy", elicit=elicit_and_wait) as client:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(run_it, client)
+                await asked.wait()
+                cancelled = await call(client, "agent_cancel", {"run_id": "q-1"})
+        never.set()
+
+    assert RunStatus.model_validate(cancelled.structured_content).phase == "finished"
+    [result] = outcome
+    assert operator_result(result).status == "interrupted"
+    assert control_responses(tmp_path) == []  # the question was withdrawn, never answered
+
+
 async def test_status_of_an_unknown_run_is_an_error(connect: Connect) -> None:
     async with connect(None) as client:
         result = await call(client, "agent_status", {"run_id": "nope"})
