@@ -17,6 +17,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
+from bench._proc import REPO
 from tests.fakes.model_server import RecordedRequest, Reply
 from tests.fakes.openai_chat import openai_chat_server
 
@@ -45,6 +46,7 @@ async def model_server() -> AsyncGenerator[str]:
         "bench.model_server",
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
+        cwd=REPO,
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
