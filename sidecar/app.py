@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import logging.handlers
 import os
@@ -18,6 +19,7 @@ from sidecar.handlers.services import Services
 from sidecar.host.host import ServerSpec, ToolHost
 from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
+from sidecar.protocol import RunEventParams
 from sidecar.rpc.framing import FrameWriter, read_frames
 from sidecar.rpc.server import Route, RpcServer
 from sidecar.runtime.runs import RunManager
@@ -41,6 +43,8 @@ def configure_logging(data: Path) -> None:
         handler.setFormatter(fmt)
         root.addHandler(handler)
     root.setLevel(os.environ.get("ATRIUM_LOG_LEVEL", "INFO").upper())
+    # LiteLLM logs every request at INFO; only its warnings are worth a line.
+    logging.getLogger("LiteLLM").setLevel(logging.WARNING)
 
 
 def protect_stdout() -> int:
@@ -116,86 +120,98 @@ def _how_to_configure() -> str:
     return describe_how_to_configure()
 
 
-async def serve(stdin: asyncio.StreamReader, stdout: asyncio.StreamWriter, data: Path) -> None:
-    """Run the sidecar until EOF on stdin or a `shutdown` request."""
-    db = open_database(data / "atrium.db")
-    store = Store(db)
-    settings_file = settings_mod.SettingsFile(data / "settings.json")
-    workspace = settings_mod.resolve_workspace(settings_file.load(), os.environ, data)
-    host = ToolHost([workspace_spec(workspace), sandbox_spec(data / "sandbox")])
-    planner = PlannerProvider(settings_file, os.environ)
-    writer = FrameWriter(stdout)
-    server_box: list[RpcServer] = []
+class SidecarApp:
+    """The sidecar's parts, wired: database, settings, MCP host, planner, runs, RPC server."""
 
-    async def graph_factory() -> tuple[Any, Any]:
+    def __init__(self, data: Path, writer: FrameWriter) -> None:
+        self.data = data
+        self.db = open_database(data / "atrium.db")
+        self.store = Store(self.db)
+        self.settings = settings_mod.SettingsFile(data / "settings.json")
+        workspace = settings_mod.resolve_workspace(self.settings.load(), os.environ, data)
+        self.host = ToolHost([workspace_spec(workspace), sandbox_spec(data / "sandbox")])
+        self.planner = PlannerProvider(self.settings, os.environ)
+        self.runs = RunManager(self.store, self._notify_run_event, self._graph_factory)
+        self.runs.recover_after_crash()
+        self.services = Services(
+            store=self.store,
+            runs=self.runs,
+            host=self.host,
+            settings=self.settings,
+            data_dir=data,
+            version=version(),
+            model_configured=lambda: self.planner.config() is not None,
+            warm_up=self.warm_up,
+            workspace_changed=self._workspace_changed,
+        )
+        routes = {
+            name: Route(bound.params, bound.handler)
+            for name, bound in load_all().bind(self.services).items()
+        }
+        self.server = RpcServer(routes, writer)
+        self._warm: asyncio.Task[None] | None = None
+
+    def _notify_run_event(self, params: RunEventParams) -> None:
+        self.server.notify("run/event", params)
+
+    async def _graph_factory(self) -> tuple[Any, Any]:
         from sidecar.graph.builder import build_graph
         from sidecar.graph.deps import GraphDeps
         from sidecar.runtime.checkpoints import open_checkpointer
 
-        saver = open_checkpointer(db.conn)
-        deps = GraphDeps(store, host, planner, _how_to_configure)
+        saver = open_checkpointer(self.db.conn)
+        deps = GraphDeps(self.store, self.host, self.planner, _how_to_configure)
         graph: Any = build_graph(deps)
         return graph.compile(checkpointer=saver), saver
 
-    runs = RunManager(store, lambda p: server_box[0].notify("run/event", p), graph_factory)
-    runs.recover_after_crash()
-
-    warm: list[asyncio.Task[None]] = []
-
-    def warm_up() -> None:
+    def warm_up(self) -> None:
         """Pay for the heavy imports in the background once the desktop is talking to us, so
         the first turn does not."""
-        if warm:
-            return
-        host.start()
+        if self._warm is None:
+            self.host.start()
+            self._warm = asyncio.ensure_future(self._load())
 
-        async def load() -> None:
-            await runs.compiled()
-            model = planner()
-            if model is not None:
-                await model.warm_up()
+    async def _load(self) -> None:
+        # LangGraph and friends take a second or more to import: do it off the event loop so
+        # the `initialize` reply and the requests after it are not held up.
+        for name in ("sidecar.graph.builder", "sidecar.runtime.checkpoints"):
+            await asyncio.to_thread(importlib.import_module, name)
+        await self.runs.compiled()
+        model = self.planner()
+        if model is not None:
+            await model.warm_up()
 
-        warm.append(asyncio.ensure_future(load()))
+    async def _workspace_changed(self, root: Path) -> None:
+        await self.host.replace(workspace_spec(root))
 
-    async def workspace_changed(root: Path) -> None:
-        await host.replace(workspace_spec(root))
+    async def run(self, stdin: asyncio.StreamReader) -> None:
+        """Serve until EOF on stdin or a `shutdown` request, then close everything."""
+        stopper = asyncio.ensure_future(self._close_on_shutdown())
+        try:
+            await self.server.serve(read_frames(stdin))
+        finally:
+            stopper.cancel()
+            await self.close()
 
-    services = Services(
-        store=store,
-        runs=runs,
-        host=host,
-        settings=settings_file,
-        data_dir=data,
-        version=version(),
-        model_configured=lambda: planner.config() is not None,
-        warm_up=warm_up,
-        workspace_changed=workspace_changed,
-    )
-    routes = {
-        name: Route(bound.params, bound.handler)
-        for name, bound in load_all().bind(services).items()
-    }
-    server = RpcServer(routes, writer)
-    server_box.append(server)
-    stopper = asyncio.ensure_future(_close_on_shutdown(services, server))
-    try:
-        await server.serve(read_frames(stdin))
-    finally:
-        stopper.cancel()
+    async def _close_on_shutdown(self) -> None:
+        await self.services.shutdown_requested.wait()
+        self.server.closing.set()
+
+    async def close(self) -> None:
         log.info("stopping runs")
-        await runs.shutdown()
+        await self.runs.shutdown()
         log.info("stopping MCP servers")
-        await host.aclose()
-        if warm:
-            warm[0].cancel()
+        await self.host.aclose()
+        if self._warm is not None:
+            self._warm.cancel()
         await aclose_model_clients()
-        db.close()
+        self.db.close()
         log.info("sidecar stopped")
 
 
-async def _close_on_shutdown(services: Services, server: RpcServer) -> None:
-    await services.shutdown_requested.wait()
-    server.closing.set()
+async def serve(stdin: asyncio.StreamReader, stdout: asyncio.StreamWriter, data: Path) -> None:
+    """Run the sidecar on these streams until EOF or a `shutdown` request."""
+    await SidecarApp(data, FrameWriter(stdout)).run(stdin)
 
 
 async def _stdio(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

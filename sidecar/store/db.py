@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS messages (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS messages_by_thread ON messages(thread_id, seq);
+CREATE INDEX IF NOT EXISTS messages_by_role ON messages(thread_id, role, seq);
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
     thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
@@ -77,6 +78,14 @@ CREATE TABLE IF NOT EXISTS tool_journal (
     created_at REAL NOT NULL,
     finished_at REAL
 );
+CREATE TABLE IF NOT EXISTS tool_approvals (
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    approved_at REAL NOT NULL,
+    PRIMARY KEY (server, tool)
+) WITHOUT ROWID;
 """
 
 

@@ -10,6 +10,7 @@ from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
+from sidecar.store.approvals import ApprovalRepo
 from sidecar.store.db import Database
 from sidecar.store.records import MessageRecord, StoredToolCall, ThreadRecord
 from sidecar.store.runs import RunRepo
@@ -48,7 +49,7 @@ def _message(row: sqlite3.Row) -> MessageRecord:
     )
 
 
-class Store(RunRepo):
+class Store(RunRepo, ApprovalRepo):
     """Threads and the conversation of record, plus runs, interrupts, grants and the journal."""
 
     def __init__(self, db: Database) -> None:
@@ -168,21 +169,25 @@ class Store(RunRepo):
         return row is not None
 
     def unanswered_tool_calls(self, thread_id: str) -> list[StoredToolCall]:
-        """Tool calls in the conversation that have no result message yet."""
+        """Tool calls of the thread's latest turn that have no result message yet.
+
+        Every new author message closes the turn before it, so only the latest turn can hold
+        open calls; scanning from its first message keeps this flat however long the thread.
+        """
+        row = self.conn.execute(
+            "SELECT MAX(seq) FROM messages WHERE thread_id = ? AND role = 'user'", (thread_id,)
+        ).fetchone()
+        since = row[0] if row and row[0] is not None else 0
         rows = self.conn.execute(
-            "SELECT tool_calls FROM messages WHERE thread_id = ? AND tool_calls IS NOT NULL",
-            (thread_id,),
+            "SELECT role, tool_calls, tool_call_id FROM messages"
+            " WHERE thread_id = ? AND seq >= ? ORDER BY seq",
+            (thread_id, since),
         ).fetchall()
-        answered = {
-            r["tool_call_id"]
-            for r in self.conn.execute(
-                "SELECT tool_call_id FROM messages WHERE thread_id = ? AND role = 'tool'",
-                (thread_id,),
-            ).fetchall()
-        }
+        answered = {r["tool_call_id"] for r in rows if r["role"] == "tool"}
         calls = [
             StoredToolCall(**c)
             for r in rows
+            if r["tool_calls"]
             for c in cast(list[dict[str, Any]], json.loads(r["tool_calls"]))
         ]
         return [c for c in calls if c.id not in answered]
