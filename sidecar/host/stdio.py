@@ -115,13 +115,15 @@ class StdioTransport:
     """Runs an MCP server as a subprocess and talks to it over stdin/stdout.
 
     Use it wherever `stdio_client(params)` would go: `Client(StdioTransport(params), ...)`.
-    One use only. `pid`, `returncode`, `stderr_tail` and `wait_exit()` serve a supervisor.
+    One use only; it may be built anywhere, even outside the event loop, but is entered in it.
+    `pid`, `returncode`, `stderr_tail` and `wait_exit()` serve a supervisor.
 
     Args:
         params: what to launch, exactly as for the SDK (command, args, env, cwd, encoding).
         errlog: where to copy the server's stderr lines, if anywhere (the SDK's default is
-            `sys.stderr`; here stderr is captured so the tail is always kept).
-        on_stderr: called with each stderr line (without newline), in the event loop.
+            `sys.stderr`; here stderr is always captured, so the tail is kept).
+        on_stderr: called with each stderr line (UTF-8, undecodable bytes replaced, no newline)
+            in the event loop; lines longer than STDERR_LINE_LIMIT bytes come in pieces.
         stderr_tail_lines: how many of the last stderr lines `stderr_tail` keeps.
     """
 
@@ -140,7 +142,6 @@ class StdioTransport:
         self._process: Process | None = None
         self._stack: AsyncExitStack | None = None
         self._exited: anyio.Event | None = None
-        self._reading = anyio.CancelScope()
         self._decode_line = _line_decoder(params)
         self._transcode = _needs_transcoding(params.encoding)
 
@@ -174,10 +175,7 @@ class StdioTransport:
         if self._stack is not None:
             raise RuntimeError("a StdioTransport can be entered only once")
         self._stack = AsyncExitStack()
-        async with AsyncExitStack() as stack:
-            streams = await stack.enter_async_context(self._run())
-            self._stack = stack.pop_all()
-        return streams
+        return await self._stack.enter_async_context(self._run())
 
     async def __aexit__(
         self,
@@ -201,7 +199,7 @@ class StdioTransport:
             start_new_session=True,
         )
         # No awaits until the task group is entered, or a cancellation here would leak it.
-        live = _Live(process, exited=anyio.Event(), stdout_done=anyio.Event())
+        live = _Live(process, anyio.Event(), anyio.Event(), anyio.CancelScope())
         self._process, self._exited = process, live.exited
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -216,7 +214,8 @@ class StdioTransport:
             finally:
                 with anyio.CancelScope(shield=True):
                     await self._shutdown(live, read_stream, write_stream, writer_done)
-                    await _aclose_all(read_stream, write_stream, read_writer, write_reader)
+                    for stream in (read_stream, write_stream, read_writer, write_reader):
+                        await stream.aclose()
                     await anyio.lowlevel.checkpoint()
                 tg.cancel_scope.cancel()
 
@@ -228,7 +227,7 @@ class StdioTransport:
             self.params.encoding_error_handler
         )
         try:
-            with self._reading:
+            with live.reading:
                 async with read_writer:
                     with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                         while True:
@@ -281,7 +280,7 @@ class StdioTransport:
                     await stdin.send((text + "\n").encode(encoding, errors))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             # The server stopped reading: end the read side too, so requests fail at once.
-            self._reading.cancel()
+            live.reading.cancel()
         finally:
             done.set()
 
@@ -298,7 +297,7 @@ class StdioTransport:
             self._keep_stderr(rest)
 
     def _keep_stderr(self, raw: bytes) -> None:
-        line = raw.decode(self.params.encoding, "replace").rstrip("\r")
+        line = raw.decode("utf-8", "replace").rstrip("\r")
         self._tail.append(line)
         if self._errlog is not None:
             with suppress(OSError, ValueError):
@@ -315,7 +314,7 @@ class StdioTransport:
         live.exited.set()
         with anyio.move_on_after(EXIT_DRAIN_TIMEOUT):
             await live.stdout_done.wait()
-        self._reading.cancel()
+        live.reading.cancel()
 
     async def _shutdown(
         self,
@@ -345,11 +344,13 @@ class StdioTransport:
 
 @dataclass(frozen=True, slots=True)
 class _Live:
-    """One running server process and the events of its life."""
+    """One running server process and the events of its life (made in the event loop)."""
 
     process: Process
     exited: anyio.Event
     stdout_done: anyio.Event
+    reading: anyio.CancelScope
+    """Around the delivery of stdout lines: cancelled to end the read stream early."""
 
 
 def _pipe(stream: ByteReceiveStream | None) -> ByteReceiveStream:
@@ -443,8 +444,3 @@ def _close_subprocess_transport(process: Process) -> None:
     if callable(close):
         with suppress(PermissionError):
             close()
-
-
-async def _aclose_all(*streams: AsyncResource) -> None:
-    for stream in streams:
-        await stream.aclose()

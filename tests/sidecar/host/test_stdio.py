@@ -225,6 +225,14 @@ async def test_leaving_the_transport_stops_the_server_and_reports_its_exit() -> 
         await transport.__aenter__()
 
 
+async def test_a_command_that_cannot_start_raises_os_error_and_leaves_no_pid() -> None:
+    transport = StdioTransport(StdioServerParameters(command="/nonexistent/atrium-mcp-server"))
+    with anyio.fail_after(10), pytest.raises(OSError):
+        async with Client(transport):
+            pass
+    assert transport.pid is None
+
+
 async def _until(condition: Callable[[], bool]) -> None:
     """Yield to the event loop until `condition` holds (callers bound it with fail_after)."""
     while not condition():

@@ -1,12 +1,15 @@
-"""The line splitter behind StdioTransport: linear work, lines intact across any chunking."""
+"""The parts of StdioTransport that need no process: the line splitter (linear work, lines
+intact across any chunking) and construction."""
 
 from __future__ import annotations
 
 import json
+import sys
 
 import mcp_types
+from mcp import StdioServerParameters
 
-from sidecar.host.stdio import LineSplitter
+from sidecar.host.stdio import LineSplitter, StdioTransport
 
 CHUNK = 64 * 1024
 
@@ -71,3 +74,10 @@ def test_a_line_limit_cuts_a_runaway_line_into_pieces() -> None:
     assert splitter.feed(b"abcdef") == []
     assert splitter.feed(b"ghijkl") == [b"abcdefghijkl"]
     assert splitter.feed(b"mn\n") == [b"mn"]
+
+
+def test_a_transport_can_be_built_outside_the_event_loop_and_has_no_process_yet() -> None:
+    transport = StdioTransport(StdioServerParameters(command=sys.executable))
+    assert transport.pid is None
+    assert transport.returncode is None
+    assert transport.stderr_tail == []
