@@ -15,8 +15,10 @@ from typing import Any
 
 from sidecar import settings as settings_mod
 from sidecar.handlers.registry import load_all
+from sidecar.handlers.servers import status_notification
 from sidecar.handlers.services import Services
-from sidecar.host.host import ServerSpec, ToolHost
+from sidecar.host.config import ConfigFile
+from sidecar.host.host import ServerSpec, ServerStatus, ToolHost
 from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
 from sidecar.protocol import RunEventParams
@@ -129,7 +131,10 @@ class SidecarApp:
         self.store = Store(self.db)
         self.settings = settings_mod.SettingsFile(data / "settings.json")
         workspace = settings_mod.resolve_workspace(self.settings.load(), os.environ, data)
-        self.host = ToolHost([workspace_spec(workspace), sandbox_spec(data / "sandbox")])
+        self.host = ToolHost(
+            [workspace_spec(workspace), sandbox_spec(data / "sandbox")],
+            config_file=ConfigFile(data / "mcp.json"),
+        )
         self.planner = PlannerProvider(self.settings, os.environ)
         self.runs = RunManager(self.store, self._notify_run_event, self._graph_factory)
         self.runs.recover_after_crash()
@@ -149,7 +154,11 @@ class SidecarApp:
             for name, bound in load_all().bind(self.services).items()
         }
         self.server = RpcServer(routes, writer)
+        self.host.add_listener(self._notify_server_status)
         self._warm: asyncio.Task[None] | None = None
+
+    def _notify_server_status(self, status: ServerStatus) -> None:
+        self.server.notify("server/status", status_notification(self.host, status))
 
     def _notify_run_event(self, params: RunEventParams) -> None:
         self.server.notify("run/event", params)

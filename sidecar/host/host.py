@@ -1,197 +1,312 @@
-"""One long-lived MCP session per server; tools listed once per connection; calls routed by name.
+"""The sidecar's MCP client host: built-in servers plus the author's servers from `mcp.json`.
 
-Each connection lives in its own task, because the SDK's client must be entered and left in the
-same task. A server that failed to start or died fails its calls at once instead of hanging.
+Each server has its own supervisor (`connection.Connection`): one long-lived session, restarted
+with backoff, restartable alone without touching the others or any thread. Tools are named
+`<server>__<tool>`; a call goes to its server's live session or fails at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from pathlib import Path
+from typing import Any
 
+from sidecar.host.calls import call_tool
+from sidecar.host.config import ConfigFile, ConfigIssue, ServerConfig
+from sidecar.host.connection import (
+    Connection,
+    RestartPolicy,
+    ServerSpec,
+    ServerState,
+    ServerStatus,
+    ServerUnavailableError,
+    StatusListener,
+)
 from sidecar.host.features import ClientFeatures, NoFeatures
+from sidecar.host.importing import ImportPlan, plan_import, read_foreign_config
+from sidecar.host.launch import LaunchPreview, build_launch, preview
+from sidecar.host.logs import LogEntry
+from sidecar.host.secrets import SecretLookup, keyring_secret
+from sidecar.host.testing import TestReport, test_connection
 from sidecar.host.types import HostTool, ProgressSink, ToolOutcome, UnknownToolError, split_name
 
-if TYPE_CHECKING:
-    from mcp import Client, StdioServerParameters
-    from mcp.server.mcpserver import MCPServer
+__all__ = [
+    "ServerExistsError",
+    "ServerNotFoundError",
+    "ServerSpec",
+    "ServerState",
+    "ServerStatus",
+    "ServerUnavailableError",
+    "ToolHost",
+    "spec_from_config",
+]
 
 log = logging.getLogger(__name__)
 
-ServerState = Literal["starting", "ready", "crashed", "stopped"]
+
+class ServerNotFoundError(LookupError):
+    """No server of this name (or it is built in, where an external one was meant)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ServerSpec:
-    """How to reach one server. `target` is called in the connection task, so heavy imports and
-    process launches stay off the start-up path."""
-
-    name: str
-    target: Callable[[], MCPServer | StdioServerParameters]
-    trusted: bool = True
+class ServerExistsError(ValueError):
+    """A server of this name already exists."""
 
 
-class ServerUnavailableError(RuntimeError):
-    """The server is not connected (failed to start or died)."""
-
-
-class _Connection:
-    def __init__(self, spec: ServerSpec, features: ClientFeatures) -> None:
-        self.spec = spec
-        self.features = features
-        self.state: ServerState = "starting"
-        self.error: str | None = None
-        self.client: Client | None = None
-        self.tools: list[HostTool] = []
-        self.ready = asyncio.Event()
-        self.stop = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
-
-    async def serve(self) -> None:
-        try:
-            # The SDK and the server modules are heavy to import; a worker thread keeps the
-            # event loop answering requests meanwhile.
-            target = await asyncio.to_thread(_load, self.spec)
-            from mcp import Client
-
-            kwargs = self.features.client_kwargs(self.spec.name)
-            async with Client(target, raise_exceptions=False, **kwargs) as client:
-                listed = await client.list_tools()
-                self.tools = [_host_tool(self.spec, t) for t in listed.tools]
-                self.client = client
-                self.state = "ready"
-                self.ready.set()
-                await self.stop.wait()
-        except Exception as exc:  # process boundary: any failure of the server is its state
-            log.exception("MCP server %s failed", self.spec.name)
-            self.error = f"{type(exc).__name__}: {exc}"
-            self.state = "crashed"
-        finally:
-            self.client = None
-            if self.state != "crashed":
-                self.state = "stopped"
-            self.ready.set()
-
-
-def _load(spec: ServerSpec) -> MCPServer | StdioServerParameters:
-    import mcp
-
-    del mcp
-    return spec.target()
-
-
-def _host_tool(spec: ServerSpec, tool: Any) -> HostTool:
-    annotations = tool.annotations
-    read_only = bool(annotations and annotations.read_only_hint)
-    destructive = not read_only and (
-        annotations is None or annotations.destructive_hint is None or annotations.destructive_hint
-    )
-    return HostTool(
-        server=spec.name,
-        tool=tool.name,
-        description=tool.description or "",
-        input_schema=dict(tool.input_schema),
-        read_only=read_only,
-        destructive=bool(destructive),
-        trusted=spec.trusted,
+def spec_from_config(
+    config: ServerConfig,
+    env: Mapping[str, str] | None = None,
+    secret: SecretLookup = keyring_secret,
+) -> ServerSpec:
+    """The supervisor spec of an external server (placeholders resolve at each launch)."""
+    return ServerSpec(
+        name=config.name,
+        target=functools.partial(build_launch, config, env, secret),
+        trusted=config.trusted,
+        builtin=False,
+        enabled=config.enabled,
+        required=config.required,
+        timeout_s=config.timeout,
+        idle_timeout_s=config.idle_timeout,
+        transport=config.transport,
+        config=config,
     )
 
 
 class ToolHost:
-    """The sidecar's MCP client host."""
+    """Supervises every server and routes tool calls to them."""
 
     def __init__(
         self,
         specs: Sequence[ServerSpec],
         *,
-        call_timeout_s: float = 600.0,
         features: ClientFeatures | None = None,
+        config_file: ConfigFile | None = None,
+        policy: RestartPolicy | None = None,
+        on_status: StatusListener | None = None,
+        env: Mapping[str, str] | None = None,
+        secret: SecretLookup = keyring_secret,
     ) -> None:
         self._features = features or NoFeatures()
-        self._connections = {s.name: _Connection(s, self._features) for s in specs}
-        self._call_timeout_s = call_timeout_s
+        self._policy = policy or RestartPolicy()
+        self._listeners: list[StatusListener] = [on_status] if on_status else []
+        self._env = env
+        self._secret = secret
+        self._started = False
+        self._connections: dict[str, Connection] = {}
+        self.builtins = frozenset(s.name for s in specs)
+        for spec in specs:
+            self._connections[spec.name] = self._connection(spec)
+        self.config_file = config_file
+        self.config_issues: tuple[ConfigIssue, ...] = ()
+        if config_file is not None:
+            config_file.reserved = self.builtins
+            loaded = config_file.load()
+            self.config_issues = loaded.issues
+            for issue in loaded.issues:
+                log.error("mcp.json: %s", issue)
+            for config in loaded.servers.values():
+                self._connections[config.name] = self._connection(self._spec(config))
+
+    def add_listener(self, listener: StatusListener) -> None:
+        """Receive every server's status changes (the desktop's `server/status`)."""
+        self._listeners.append(listener)
+
+    def _notify(self, status: ServerStatus) -> None:
+        for listener in self._listeners:
+            listener(status)
+
+    def _spec(self, config: ServerConfig) -> ServerSpec:
+        return spec_from_config(config, self._env, self._secret)
+
+    def _connection(self, spec: ServerSpec, old: Connection | None = None) -> Connection:
+        logs = (old.stderr, old.protocol) if old is not None else None
+        return Connection(spec, self._features, self._policy, self._notify, logs)
 
     def start(self) -> None:
         """Begin connecting to every server in the background (once; later calls do nothing)."""
+        self._started = True
         for conn in self._connections.values():
-            if conn.task is None:
-                conn.task = asyncio.create_task(conn.serve(), name=f"mcp:{conn.spec.name}")
+            conn.start()
 
     async def wait_ready(self) -> None:
-        """Wait until every server is connected or has failed, starting them if needed."""
+        """Wait until the built-in and `required` servers have connected or failed (starting
+        them if needed). Other servers never hold up a turn; a call to one waits for it."""
         self.start()
-        await asyncio.gather(*(c.ready.wait() for c in self._connections.values()))
+        waited = [
+            c.settled.wait()
+            for c in self._connections.values()
+            if c.spec.builtin or c.spec.required
+        ]
+        await asyncio.gather(*waited)
+
+    async def wait_for_tool(self, name: str) -> None:
+        """Wait (bounded) until the server of tool `name` has finished starting."""
+        self.start()
+        with suppress(UnknownToolError):
+            conn = self._connections.get(split_name(name)[0])
+            if conn is not None and conn.state == "starting":
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(conn.attempt_done.wait(), self._policy.start_timeout_s)
 
     async def replace(self, spec: ServerSpec) -> None:
-        """Reconnect one server (e.g. the workspace after its root changed); others untouched."""
+        """Reconnect one server with a new spec (e.g. the workspace after its root changed);
+        the others are untouched. Its stderr tail and protocol log carry over."""
         old = self._connections.get(spec.name)
         if old is not None:
-            await _stop(old)
-        conn = _Connection(spec, self._features)
+            await old.stop()
+        conn = self._connection(spec, old)
         self._connections[spec.name] = conn
-        conn.task = asyncio.create_task(conn.serve(), name=f"mcp:{spec.name}")
+        if self._started or old is not None:
+            conn.start()
 
     async def aclose(self) -> None:
-        await asyncio.gather(*(_stop(c) for c in self._connections.values()))
+        await asyncio.gather(*(c.stop() for c in self._connections.values()))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._connections
 
     def states(self) -> dict[str, tuple[ServerState, str | None]]:
         return {n: (c.state, c.error) for n, c in self._connections.items()}
 
+    def statuses(self) -> list[ServerStatus]:
+        return [c.status() for c in self._connections.values()]
+
+    def status(self, name: str) -> ServerStatus:
+        return self._get(name).status()
+
+    def _get(self, name: str) -> Connection:
+        """Raises:
+        ServerNotFoundError: no such server."""
+        conn = self._connections.get(name)
+        if conn is None:
+            raise ServerNotFoundError(f"no server named {name!r}")
+        return conn
+
+    def _external(self, name: str) -> Connection:
+        conn = self._get(name)
+        if conn.spec.builtin:
+            raise ServerNotFoundError(f"{name!r} is built in; it is not configured in mcp.json")
+        return conn
+
     def tools(self) -> list[HostTool]:
-        return [t for c in self._connections.values() if c.state == "ready" for t in c.tools]
+        return [
+            t
+            for c in self._connections.values()
+            if c.state in ("ready", "degraded")
+            for t in c.tools
+        ]
 
     def find(self, name: str) -> HostTool:
         """Raises:
-        UnknownToolError: no connected server offers this tool."""
+        UnknownToolError: no server offers this tool (or its config turns it off)."""
         server, tool = split_name(name)
         conn = self._connections.get(server)
         if conn is not None:
             for candidate in conn.tools:
                 if candidate.tool == tool:
                     return candidate
+            if not conn.spec.tool_allowed(tool):
+                raise UnknownToolError(f"{name!r} is turned off in the config of {server!r}")
         raise UnknownToolError(f"no tool named {name!r}")
 
     async def call(
         self, name: str, arguments: dict[str, Any], on_progress: ProgressSink | None = None
     ) -> ToolOutcome:
-        """Run a tool. Server-side failures come back as `is_error` outcomes.
+        """Run a tool. Server-side failures and time-outs come back as `is_error` outcomes.
 
         Raises:
             UnknownToolError: no such tool.
-            ServerUnavailableError: its server is not connected.
+            ServerUnavailableError: its server is not connected, or died during the call.
         """
         tool = self.find(name)
-        conn = self._connections[tool.server]
-        await conn.ready.wait()
-        client = conn.client
-        if client is None:
-            raise ServerUnavailableError(f"server {tool.server!r} is {conn.state}: {conn.error}")
-        from mcp.shared.exceptions import MCPError
+        return await call_tool(self._connections[tool.server], tool, arguments, on_progress)
 
-        try:
-            result = await client.call_tool(
-                tool.tool,
-                arguments,
-                read_timeout_seconds=self._call_timeout_s,
-                progress_callback=on_progress,
-            )
-        except MCPError as exc:
-            return ToolOutcome(is_error=True, text=f"{tool.server} refused the call: {exc}")
-        texts = [getattr(block, "text", f"[{block.type} content]") for block in result.content]
-        structured = result.structured_content
-        return ToolOutcome(
-            is_error=result.is_error,
-            text="\n".join(texts),
-            structured=cast(dict[str, Any], structured) if isinstance(structured, dict) else None,
-        )
+    async def refresh_tools(self, server: str) -> None:
+        """Re-list one server's tools (on `notifications/tools/list_changed`)."""
+        conn = self._connections.get(server)
+        if conn is not None:
+            await conn.refresh_tools()
 
+    def restart(self, name: str) -> ServerStatus:
+        """Reconnect one server now; threads and other servers are untouched.
 
-async def _stop(conn: _Connection) -> None:
-    conn.stop.set()
-    if conn.task is not None:
-        with suppress(asyncio.CancelledError):
-            await conn.task
+        Raises:
+            ServerNotFoundError: no such server.
+        """
+        conn = self._get(name)
+        if conn.spec.enabled:
+            self._started = True
+            conn.restart()
+        return conn.status()
+
+    def logs(self, name: str) -> tuple[list[str], list[LogEntry]]:
+        """The server's stderr tail and protocol log (both redacted of its secrets)."""
+        conn = self._get(name)
+        return list(conn.stderr.lines), list(conn.protocol.entries)
+
+    def config(self, name: str) -> ServerConfig:
+        config = self._external(name).spec.config
+        assert config is not None
+        return config
+
+    async def add(self, config: ServerConfig) -> ServerStatus:
+        """Add a server to `mcp.json` and start it.
+
+        Raises:
+            ServerExistsError: the name is taken (by a built-in or configured server).
+        """
+        if config.name in self._connections:
+            raise ServerExistsError(f"a server named {config.name!r} already exists")
+        return await self._apply(config)
+
+    async def update(self, config: ServerConfig) -> ServerStatus:
+        """Change a configured server and reconnect it.
+
+        Raises:
+            ServerNotFoundError: no configured server of this name.
+        """
+        self._external(config.name)
+        return await self._apply(config)
+
+    async def set_enabled(self, name: str, enabled: bool) -> ServerStatus:
+        config = self.config(name).model_copy(update={"enabled": enabled})
+        return await self._apply(config)
+
+    async def remove(self, name: str) -> None:
+        conn = self._external(name)
+        await conn.stop()
+        del self._connections[name]
+        if self.config_file is not None:
+            self.config_file.remove(name)
+        self._notify(conn.status())
+
+    async def _apply(self, config: ServerConfig) -> ServerStatus:
+        if self.config_file is not None:
+            self.config_file.put(config)
+        self._started = True
+        await self.replace(self._spec(config))
+        return self._connections[config.name].status()
+
+    def preview(self, config: ServerConfig) -> LaunchPreview:
+        return preview(config, self._env, self._secret)
+
+    async def test(self, config: ServerConfig) -> TestReport:
+        """Connect to a server once without adding it, list its tools, disconnect."""
+        return await test_connection(self._spec(config), self._policy)
+
+    def plan_import(self, path: Path) -> ImportPlan:
+        """Raises:
+        ConfigInvalidError: the file cannot be read."""
+        raw = read_foreign_config(path)
+        return plan_import(raw, taken=frozenset(self._connections))
+
+    async def import_file(self, path: Path) -> ImportPlan:
+        """Add every server of a Claude Desktop / Cursor config that is valid and not taken."""
+        plan = self.plan_import(path)
+        for config in plan.servers:
+            await self.add(config)
+        return plan

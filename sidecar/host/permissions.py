@@ -9,12 +9,15 @@ from sidecar.host.types import HostTool
 Verdict = Literal["allow", "ask"]
 
 
-def decide(tool: HostTool, *, thread_granted: bool) -> Verdict:
+def decide(tool: HostTool, *, thread_granted: bool, drifted: bool = False) -> Verdict:
     """Read-only tools of trusted servers run at once; anything else needs a grant or the author.
 
     Annotations are hints from the server, so an untrusted server's `readOnlyHint` counts for
-    nothing.
+    nothing. A tool whose definition changed since the author approved it (`drifted`) always
+    asks: neither its annotations nor an earlier grant cover the new definition.
     """
+    if drifted:
+        return "ask"
     if tool.read_only and tool.trusted:
         return "allow"
     if thread_granted:

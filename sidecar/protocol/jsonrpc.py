@@ -33,6 +33,11 @@ class ErrorCode(IntEnum):
     SHUTTING_DOWN = -32008
     NOT_INITIALIZED = -32009
 
+    SERVER_NOT_FOUND = -32020
+    SERVER_EXISTS = -32021
+    CONFIG_INVALID = -32022
+    GRANT_NOT_FOUND = -32023
+
 
 class _Frame(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)

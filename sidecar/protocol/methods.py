@@ -18,7 +18,7 @@ from sidecar.protocol.models import (
     ToolInfo,
     WireModel,
 )
-from sidecar.protocol.servers import SERVER_METHODS
+from sidecar.protocol.servers import SERVER_METHODS, SERVER_NOTIFICATIONS
 
 PROTOCOL_VERSION = "1.0"
 
@@ -121,4 +121,5 @@ METHODS: dict[str, MethodSpec] = {**CORE_METHODS, **SERVER_METHODS, **FEATURE_ME
 
 NOTIFICATIONS: dict[str, type[WireModel]] = {
     "run/event": RunEventParams,
+    **SERVER_NOTIFICATIONS,
 }

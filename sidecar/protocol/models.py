@@ -89,6 +89,15 @@ class ApprovalInterrupt(_InterruptBase):
         default=False,
         description="The call may already have run before a crash; allowing runs it again.",
     )
+    definition_changed: bool = Field(
+        default=False,
+        description="The tool's name, description or input schema changed since the author "
+        "approved it: the call is held until approved again.",
+    )
+    definition_diff: str | None = Field(
+        default=None,
+        description="Unified diff of the approved definition (JSON) against the current one.",
+    )
 
 
 class QuestionInterrupt(_InterruptBase):

@@ -14,7 +14,7 @@ from langgraph.types import interrupt
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit, emit_message
 from sidecar.graph.state import TurnState
-from sidecar.host import permissions
+from sidecar.host import drift, permissions
 from sidecar.host.host import ServerUnavailableError, ToolHost
 from sidecar.host.types import HostTool, ToolOutcome, UnknownToolError, split_name
 from sidecar.store import Store
@@ -97,23 +97,46 @@ async def _permitted_call(
 ) -> ToolOutcome:
     store, host = deps.store, deps.host
     await host.wait_ready()
+    await host.wait_for_tool(call["name"])
     try:
         tool = host.find(call["name"])
     except UnknownToolError as exc:
         return ToolOutcome(is_error=True, text=f"Unknown tool: {exc}")
+    changed = _definition_change(store, tool)
     granted = store.has_grant(thread_id, tool.server, tool.tool)
-    verdict = permissions.decide(tool, thread_granted=granted)
+    verdict = permissions.decide(tool, thread_granted=granted, drifted=changed is not None)
     if verdict == "ask" or (uncertain and not tool.read_only):
-        payload = await _approval_payload(host, tool, call, uncertain=uncertain)
+        payload = await _approval_payload(host, tool, call, uncertain=uncertain, changed=changed)
         answer = _as_dict(interrupt(payload))
         decision = answer.get("decision")
+        if decision in ("allow_once", "allow_thread"):
+            store.approve_tool(
+                tool.server, tool.tool, drift.tool_hash(tool), drift.definition(tool)
+            )
         if decision == "allow_thread":
             store.add_grant(thread_id, tool.server, tool.tool)
         elif decision != "allow_once":
-            reason = answer.get("reason")
-            suffix = f" Reason: {reason}" if reason else ""
-            return ToolOutcome(is_error=True, text=f"The author denied this call.{suffix}")
+            return _denied(tool, answer.get("reason"), held=changed is not None)
     return await _execute(deps, thread_id, tool, call)
+
+
+def _definition_change(store: Store, tool: HostTool) -> str | None:
+    """The diff of the tool's definition against the one the author approved, if it changed."""
+    approved = store.tool_approval(tool.server, tool.tool)
+    if approved is None or approved.hash == drift.tool_hash(tool):
+        return None
+    return drift.definition_diff(approved.definition, drift.definition(tool))
+
+
+def _denied(tool: HostTool, reason: object, *, held: bool) -> ToolOutcome:
+    suffix = f" Reason: {reason}" if reason else ""
+    if held:
+        text = (
+            f"Held: the definition of {tool.name} changed since the author approved it, and it "
+            f"needs the author's re-approval before it can run.{suffix}"
+        )
+        return ToolOutcome(is_error=True, text=text)
+    return ToolOutcome(is_error=True, text=f"The author denied this call.{suffix}")
 
 
 async def _execute(
@@ -136,10 +159,12 @@ async def _execute(
 
 
 async def _approval_payload(
-    host: ToolHost, tool: HostTool, call: dict[str, Any], *, uncertain: bool
+    host: ToolHost, tool: HostTool, call: dict[str, Any], *, uncertain: bool, changed: str | None
 ) -> dict[str, Any]:
     diff = await _preview(host, tool, call["arguments"])
     body = f"{tool.server} wants to run {tool.tool}."
+    if changed is not None:
+        body += " Its definition changed since you approved it; it is held until you approve again."
     if uncertain:
         body += " It may already have run before the sidecar stopped; allowing runs it again."
     return {
@@ -152,6 +177,8 @@ async def _approval_payload(
         "call_id": call["id"],
         "diff": diff,
         "uncertain": uncertain,
+        "definition_changed": changed is not None,
+        "definition_diff": changed,
     }
 
 

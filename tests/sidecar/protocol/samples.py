@@ -46,6 +46,7 @@ from sidecar.protocol import (
     ToolResult,
     WireModel,
 )
+from tests.sidecar.protocol.server_samples import SERVER_NOTIFICATION_SAMPLES, SERVER_SAMPLES
 
 THREAD = ThreadInfo(
     id="t-1", title="Chapter one", status="interrupted", created_at=1.5, updated_at=2.25
@@ -135,6 +136,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
         model_source="environment",
     ),
     SettingsSetParams: SettingsSetParams(model="ollama/llama3", api_base=None, api_key=""),
+    **SERVER_SAMPLES,
 }
 
 # One instance of every member of the run event union.
@@ -165,4 +167,5 @@ OTHER_SAMPLES: list[WireModel] = [
     TOOL_MESSAGE,
     APPROVAL,
     QUESTION,
+    *SERVER_NOTIFICATION_SAMPLES,
 ]

@@ -1,0 +1,112 @@
+"""One tool call on a supervised connection, with a hard cap and an idle timeout.
+
+The call always carries a progress callback, so the SDK always sends a progress token; each
+progress notification pushes the idle deadline back (`features_deadline.IdleDeadline`, which
+also pauses while the server waits on the author), while the hard cap (`timeout`) still holds.
+The call races the session's end: when the server dies mid-call the call fails at once instead
+of waiting for a reply that cannot come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import suppress
+from typing import Any, cast
+
+from sidecar.host.connection import Connection, ServerUnavailableError
+from sidecar.host.features_deadline import CallTimeoutError, IdleDeadline
+from sidecar.host.types import HostTool, ProgressSink, ToolOutcome
+
+
+async def call_tool(
+    conn: Connection,
+    tool: HostTool,
+    arguments: dict[str, Any],
+    on_progress: ProgressSink | None = None,
+) -> ToolOutcome:
+    """Run `tool` on `conn`. Server-side failures and time-outs come back as `is_error`.
+
+    Raises:
+        ServerUnavailableError: the server is not connected, or died during the call.
+    """
+    client = await _live_client(conn)
+    spec = conn.spec
+    deadline = IdleDeadline(spec.idle_timeout_s, spec.timeout_s)
+    call = asyncio.ensure_future(
+        client.call_tool(
+            tool.tool,
+            arguments,
+            read_timeout_seconds=spec.timeout_s + 1,
+            progress_callback=deadline.progress_sink(on_progress),
+        )
+    )
+    try:
+        with deadline:
+            await _race(call, conn.closed)
+    except CallTimeoutError as exc:
+        return _timed_out(conn, str(exc))
+    finally:
+        if not call.done():
+            call.cancel()
+    if not call.done():
+        raise ServerUnavailableError(_died(conn))
+    return _outcome(conn, call)
+
+
+async def _race(call: asyncio.Future[Any], closed: asyncio.Event) -> None:
+    """Wait for the call or the end of the session, whichever comes first; a call still
+    running when this returns or is cancelled (timeout, run cancelled) is cancelled."""
+    ended = asyncio.ensure_future(closed.wait())
+    try:
+        await asyncio.wait({call, ended}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ended.cancel()
+        if not call.done():
+            call.cancel()
+            with suppress(asyncio.CancelledError, Exception):
+                await call
+
+
+async def _live_client(conn: Connection) -> Any:
+    if conn.state == "starting":
+        with suppress(TimeoutError):
+            await asyncio.wait_for(conn.attempt_done.wait(), conn.policy.start_timeout_s)
+    client = conn.client
+    if client is None or conn.state not in ("ready", "degraded") or conn.closed.is_set():
+        detail = f": {conn.error}" if conn.error else ""
+        raise ServerUnavailableError(f"server {conn.spec.name!r} is {conn.state}{detail}")
+    return client
+
+
+def _died(conn: Connection) -> str:
+    last = conn.stderr.last_line()
+    suffix = f" (stderr: {last})" if last else ""
+    return f"server {conn.spec.name!r} died during the call{suffix}; it is being restarted"
+
+
+def _timed_out(conn: Connection, why: str) -> ToolOutcome:
+    conn.set_state("degraded", f"a call {why}")
+    return ToolOutcome(is_error=True, text=f"{conn.spec.name} did not answer in time ({why}).")
+
+
+def _outcome(conn: Connection, call: asyncio.Future[Any]) -> ToolOutcome:
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+    try:
+        result = call.result()
+    except MCPError as exc:
+        if exc.error.code == CONNECTION_CLOSED:
+            raise ServerUnavailableError(_died(conn)) from exc
+        if exc.error.code == REQUEST_TIMEOUT:
+            return _timed_out(conn, f"ran past its {conn.spec.timeout_s:g} s limit")
+        return ToolOutcome(is_error=True, text=f"{conn.spec.name} refused the call: {exc}")
+    if conn.state == "degraded" and conn.tools:
+        conn.set_state("ready")
+    texts = [getattr(block, "text", f"[{block.type} content]") for block in result.content]
+    structured = result.structured_content
+    return ToolOutcome(
+        is_error=bool(result.is_error),
+        text="\n".join(texts),
+        structured=cast(dict[str, Any], structured) if isinstance(structured, dict) else None,
+    )
