@@ -23,9 +23,10 @@ import signal
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass
+from functools import partial
 from types import TracebackType
 from typing import TextIO
 
@@ -204,11 +205,15 @@ class StdioTransport:
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
         writer_done = anyio.Event()
+        # Shielded from the caller's cancellation: shutdown needs the exit watcher and the drain.
+        scopes = [anyio.CancelScope(shield=True) for _ in range(4)]
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._pump_stdout, live, read_writer)
-            tg.start_soon(self._pump_stdin, live, write_reader, writer_done)
-            tg.start_soon(self._pump_stderr, live)
-            tg.start_soon(self._watch_exit, live)
+            tg.start_soon(_within, scopes[0], partial(self._pump_stdout, live, read_writer))
+            tg.start_soon(
+                _within, scopes[1], partial(self._pump_stdin, live, write_reader, writer_done)
+            )
+            tg.start_soon(_within, scopes[2], partial(self._pump_stderr, live))
+            tg.start_soon(_within, scopes[3], partial(self._watch_exit, live))
             try:
                 yield read_stream, write_stream
             finally:
@@ -217,7 +222,8 @@ class StdioTransport:
                     for stream in (read_stream, write_stream, read_writer, write_reader):
                         await stream.aclose()
                     await anyio.lowlevel.checkpoint()
-                tg.cancel_scope.cancel()
+                for scope in scopes:
+                    scope.cancel()
 
     async def _pump_stdout(self, live: _Live, read_writer: _Reader) -> None:
         """Deliver each complete stdout line once parsed; then drain until the pipe closes."""
@@ -351,6 +357,11 @@ class _Live:
     stdout_done: anyio.Event
     reading: anyio.CancelScope
     """Around the delivery of stdout lines: cancelled to end the read stream early."""
+
+
+async def _within(scope: anyio.CancelScope, task: Callable[[], Awaitable[None]]) -> None:
+    with scope:
+        await task()
 
 
 def _pipe(stream: ByteReceiveStream | None) -> ByteReceiveStream:

@@ -225,6 +225,25 @@ async def test_leaving_the_transport_stops_the_server_and_reports_its_exit() -> 
         await transport.__aenter__()
 
 
+async def test_cancelling_the_start_still_stops_the_server_in_order(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    transport = StdioTransport(params())
+
+    async def start() -> None:
+        async with Client(transport):
+            await anyio.sleep_forever()
+
+    with caplog.at_level(logging.WARNING, logger="sidecar.host.stdio"), anyio.fail_after(15):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(start)
+            await _until(lambda: transport.pid is not None)
+            tg.cancel_scope.cancel()  # mid-handshake: the server is still importing the SDK
+    assert transport.returncode is not None
+    assert transport.pid is not None and not alive(transport.pid)
+    assert not [r for r in caplog.records if r.name == "sidecar.host.stdio"]
+
+
 async def test_a_command_that_cannot_start_raises_os_error_and_leaves_no_pid() -> None:
     transport = StdioTransport(StdioServerParameters(command="/nonexistent/atrium-mcp-server"))
     with anyio.fail_after(10), pytest.raises(OSError):
