@@ -115,9 +115,17 @@ class ProgressLog:
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         return [m for m in self.messages if m.get("type") == kind]
 
-    async def wait_for(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-        """The first message matching `predicate`, waiting for it to arrive."""
-        seen = 0
+    async def heartbeat_after(self, kind: str) -> dict[str, Any]:
+        """A heartbeat sent after the first message of type `kind` (the CLI is then quiet)."""
+        first = await self.wait_for(lambda m: m.get("type") == kind)
+        index = self.messages.index(first)
+        return await self.wait_for(lambda m: m.get("type") == "heartbeat", after=index + 1)
+
+    async def wait_for(
+        self, predicate: Callable[[dict[str, Any]], bool], *, after: int = 0
+    ) -> dict[str, Any]:
+        """The first message from index `after` on matching `predicate`, waiting for it."""
+        seen = after
         while True:
             for message in self.messages[seen:]:
                 if predicate(message):

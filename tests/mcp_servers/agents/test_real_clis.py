@@ -56,6 +56,7 @@ from tests.fakes.model_server import RecordedRequest, Reply, ScriptedModelServer
 from tests.fakes.openai_responses import responses_server
 from tests.mcp_servers.agents.server_support import Elicitations, ProgressLog
 from tests.setup.agent_clis import (
+    INSTALL_TIMEOUT_S,
     AgentClis,
     AgentCliUnavailable,
     claude_env,
@@ -64,7 +65,8 @@ from tests.setup.agent_clis import (
     node_bin_dir,
 )
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+# The first test may include the npm install (up to INSTALL_TIMEOUT_S) in its fixture setup.
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(INSTALL_TIMEOUT_S + 300)]
 
 RUN_LIMIT_S = 90.0
 Answer = Callable[[PermissionRequest], PermissionDecision]

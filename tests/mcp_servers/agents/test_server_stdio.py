@@ -93,7 +93,7 @@ async def test_a_run_over_stdio_streams_progress_elicits_and_stops_on_cancel(
                 group.start_soon(
                     lambda: client.call_tool("agent_run", arguments, progress_callback=progress)
                 )
-                await progress.wait_for(lambda m: m["type"] == "heartbeat")
+                await progress.heartbeat_after("tool_result")
                 group.cancel_scope.cancel()
             [argv] = fake_log(tmp_path, "argv")
             assert await wait_pid_gone(argv["pid"], 20)
