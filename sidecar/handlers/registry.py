@@ -56,7 +56,7 @@ registry = Registry()
 
 def load_all() -> Registry:
     """Import every handler module (registering them) and return the registry."""
-    from sidecar.handlers import lifecycle, runs, servers, settings, threads, tools
+    from sidecar.handlers import features, lifecycle, runs, servers, settings, threads, tools
 
-    del lifecycle, runs, servers, settings, threads, tools
+    del features, lifecycle, runs, servers, settings, threads, tools
     return registry

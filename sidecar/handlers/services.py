@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sidecar.host.features import HostFeatures
 from sidecar.host.host import ToolHost
 from sidecar.runtime.runs import RunManager
 from sidecar.settings import SettingsFile
@@ -25,3 +26,4 @@ class Services:
     workspace_changed: Callable[[Path], Awaitable[None]]
     warm_up: Callable[[], None]
     shutdown_requested: asyncio.Event = field(default_factory=asyncio.Event)
+    features: HostFeatures | None = None

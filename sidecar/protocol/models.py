@@ -74,6 +74,14 @@ class _InterruptBase(WireModel):
     title: str
     body: str
     run_id: str | None = None
+    live: bool = Field(
+        default=False,
+        description=(
+            "Raised by an MCP server while one of the run's tool calls is in flight: the run "
+            "keeps running, the answer goes straight to the waiting call, and the interrupt is "
+            "dropped if the call ends first."
+        ),
+    )
 
 
 class ApprovalInterrupt(_InterruptBase):
@@ -108,8 +116,48 @@ class QuestionInterrupt(_InterruptBase):
     choices: tuple[str, ...] = ()
 
 
+class FormInterrupt(_InterruptBase):
+    """An MCP server asks the author to fill in a form (elicitation).
+
+    The dialog is generated from `requested_schema`: a flat JSON Schema object whose properties
+    are strings (optionally with `format`), numbers, integers, booleans, single-select enums
+    (`enum` or `oneOf` of `const`/`title`) and multi-select enums (arrays of those). With `url`
+    set it is a URL-mode elicitation: the author opens the link and accepts or declines.
+    """
+
+    kind: Literal["form"] = "form"
+    server: str
+    message: str
+    requested_schema: dict[str, Any] = Field(default_factory=dict[str, Any])
+    url: str | None = None
+    call_id: str | None = None
+
+
+class SamplingMessageInfo(WireModel):
+    """One message of a sampling request, as text (other content is summarised)."""
+
+    role: Literal["user", "assistant"]
+    text: str
+
+
+class SamplingInterrupt(_InterruptBase):
+    """An MCP server asks to use the author's model (sampling). Allowing it sends exactly this
+    request to the configured model and returns the answer to the server."""
+
+    kind: Literal["sampling"] = "sampling"
+    server: str
+    messages: tuple[SamplingMessageInfo, ...]
+    system_prompt: str | None = None
+    max_tokens: int
+    temperature: float | None = None
+    stop_sequences: tuple[str, ...] = ()
+    model_hints: tuple[str, ...] = ()
+    call_id: str | None = None
+
+
 InterruptInfo: TypeAlias = Annotated[
-    ApprovalInterrupt | QuestionInterrupt, Field(discriminator="kind")
+    ApprovalInterrupt | QuestionInterrupt | FormInterrupt | SamplingInterrupt,
+    Field(discriminator="kind"),
 ]
 
 
@@ -124,3 +172,18 @@ class QuestionValue(WireModel):
     """Resume value for a `question` interrupt."""
 
     answer: str
+
+
+class FormValue(WireModel):
+    """Resume value for a `form` interrupt: `accept` carries the filled-in `content`; `decline`
+    is an explicit no; `cancel` means the author dismissed the form without choosing."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, str | int | float | bool | list[str] | None] | None = None
+
+
+class SamplingValue(WireModel):
+    """Resume value for a `sampling` interrupt."""
+
+    decision: Literal["allow", "deny"]
+    reason: str | None = None

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from sidecar.graph.commands import is_command
+from sidecar.host.features_calls import bind_run
 from sidecar.protocol import ApprovalValue, QuestionValue
 from sidecar.runtime.drive import drive
 from sidecar.runtime.emitter import EventSink, RunEmitter
@@ -21,6 +22,7 @@ from sidecar.runtime.errors import (
     NothingToResumeError,
     ThreadBusyError,
 )
+from sidecar.runtime.live import LiveInterrupts, drop_after_crash
 from sidecar.store import Store
 
 log = logging.getLogger(__name__)
@@ -35,15 +37,18 @@ CRASHED = "The sidecar stopped during this run."
 
 class RunManager:
     """Owns the running turns. The compiled graph and saver come from `graph_factory`, built on
-    first use so that start-up does not pay for importing LangGraph."""
+    first use so that start-up does not pay for importing LangGraph. `live` (optional) carries
+    the interrupts MCP servers raise during a call; without it they find nobody to ask."""
 
     def __init__(
         self,
         store: Store,
         sink: EventSink,
         graph_factory: Callable[[], Awaitable[tuple[Any, Any]]],
+        live: LiveInterrupts | None = None,
     ) -> None:
         self._store = store
+        self._live = live
         self._sink = sink
         self._graph_factory = graph_factory
         self._graph: tuple[Any, Any] | None = None
@@ -58,6 +63,7 @@ class RunManager:
         for run in self._store.runs_in_status("running"):
             self._store.end_run(run.id, "failed", CRASHED)
             self._store.set_thread_status(run.thread_id, "failed", CRASHED)
+            drop_after_crash(self._store, run.thread_id, run.id)
 
     async def start(self, thread_id: str, text: str) -> str:
         """Raises:
@@ -78,12 +84,17 @@ class RunManager:
 
     async def resume(self, thread_id: str, interrupt_id: str, value: dict[str, Any]) -> str:
         """Raises:
-        ThreadNotFoundError, ThreadBusyError, NoSuchInterruptError, InvalidResumeValueError."""
+        ThreadNotFoundError, ThreadBusyError, NoSuchInterruptError, InvalidResumeValueError.
+
+        A live interrupt (raised during a tool call of the running turn) is answered in place:
+        the returned id is the running turn's."""
         self._store.get_thread(thread_id)
+        if self._live is not None and self._live.owns(interrupt_id):
+            return self._live.resolve(thread_id, interrupt_id, value)
         self._ensure_idle(thread_id)
         pending = {i.id: i for i in self._store.pending_interrupts(thread_id)}
         record = pending.get(interrupt_id)
-        if record is None:
+        if record is None or record.kind not in _RESUME_MODELS:
             raise NoSuchInterruptError(interrupt_id)
         try:
             checked = _RESUME_MODELS[record.kind].model_validate(value).model_dump()
@@ -164,14 +175,19 @@ class RunManager:
         self._store.create_run(run_id, thread_id, kind)
         self._store.set_thread_status(thread_id, "running")
         emitter = RunEmitter(self._store, self._sink, run_id, thread_id)
+        live = self._live
+        binding = live.binding(emitter) if live is not None else None
 
         async def run() -> None:
             try:
-                final = await drive(
-                    graph, saver, self._store, emitter, graph_input, resumed=resumed
-                )
+                with bind_run(binding):
+                    final = await drive(
+                        graph, saver, self._store, emitter, graph_input, resumed=resumed
+                    )
             finally:
                 self._tasks.pop(thread_id, None)
+                if live is not None:
+                    live.end_run(run_id)
             emitter(final)
 
         self._tasks[thread_id] = asyncio.create_task(run(), name=f"run:{run_id}")

@@ -15,6 +15,7 @@ from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit, emit_message
 from sidecar.graph.state import TurnState
 from sidecar.host import drift, permissions
+from sidecar.host.features_calls import in_flight
 from sidecar.host.host import ServerUnavailableError, ToolHost
 from sidecar.host.types import HostTool, ToolOutcome, UnknownToolError, split_name
 from sidecar.store import Store
@@ -150,7 +151,9 @@ async def _execute(
         emit("tool_progress", call_id=call["id"], progress=progress, total=total, message=message)
 
     try:
-        outcome = await deps.host.call(call["name"], call["arguments"], on_progress)
+        # Registered while in flight, so the server's elicitation/sampling reaches this run.
+        with in_flight(tool.server, call["id"]):
+            outcome = await deps.host.call(call["name"], call["arguments"], on_progress)
     except (UnknownToolError, ServerUnavailableError) as exc:
         outcome = ToolOutcome(is_error=True, text=str(exc))
     if not tool.read_only:

@@ -1,0 +1,125 @@
+"""server_log/*, resource/*, prompt/*: the MCP client features the desktop reaches directly."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from contextlib import contextmanager
+
+from sidecar.handlers.registry import registry
+from sidecar.handlers.services import Services
+from sidecar.host.features import FeatureRefusedError, FeatureUnavailableError, HostFeatures
+from sidecar.protocol import RpcError
+from sidecar.protocol.features import (
+    FeatureErrorCode,
+    FeaturesEmpty,
+    PromptGetParams,
+    PromptGetResult,
+    PromptListParams,
+    PromptListResult,
+    ResourceAttachResult,
+    ResourceListParams,
+    ResourceListResult,
+    ResourceReadResult,
+    ResourceRef,
+    ResourceSubscribeParams,
+    ServerLogEntry,
+    ServerLogListParams,
+    ServerLogListResult,
+    ServerLogSetLevelParams,
+    ServerLogSetLevelResult,
+)
+
+
+def _features(svc: Services) -> HostFeatures:
+    if svc.features is None:
+        raise RpcError(FeatureErrorCode.FEATURE_UNSUPPORTED, "client features are not enabled")
+    return svc.features
+
+
+@contextmanager
+def _feature_errors() -> Generator[None]:
+    try:
+        yield
+    except FeatureUnavailableError as exc:
+        raise RpcError(FeatureErrorCode.SERVER_UNAVAILABLE, str(exc)) from exc
+    except FeatureRefusedError as exc:
+        raise RpcError(FeatureErrorCode.SERVER_REFUSED, str(exc)) from exc
+
+
+@registry.method("server_log/list")
+async def server_log_list(svc: Services, params: ServerLogListParams) -> ServerLogListResult:
+    logs = _features(svc).logs
+    entries = logs.entries(
+        params.server, min_level=params.min_level, after_seq=params.after_seq, limit=params.limit
+    )
+    return ServerLogListResult(
+        server=params.server,
+        level=logs.level(params.server),
+        entries=tuple(
+            ServerLogEntry(
+                seq=e.seq,
+                time=e.time,
+                level=e.level,
+                logger=e.logger,
+                text=e.text,
+                source=e.source,
+            )
+            for e in entries
+        ),
+        dropped=logs.dropped(params.server),
+    )
+
+
+@registry.method("server_log/set_level")
+async def server_log_set_level(
+    svc: Services, params: ServerLogSetLevelParams
+) -> ServerLogSetLevelResult:
+    with _feature_errors():
+        sent = await _features(svc).set_log_level(params.server, params.level)
+    return ServerLogSetLevelResult(
+        server=params.server, level=params.level, applied="now" if sent else "next_connection"
+    )
+
+
+@registry.method("resource/list")
+async def resource_list(svc: Services, params: ResourceListParams) -> ResourceListResult:
+    with _feature_errors():
+        resources, templates = await _features(svc).resources(params.server)
+    return ResourceListResult.model_validate({"resources": resources, "templates": templates})
+
+
+@registry.method("resource/read")
+async def resource_read(svc: Services, params: ResourceRef) -> ResourceReadResult:
+    with _feature_errors():
+        read = await _features(svc).read_resource(params.server, params.uri)
+    return ResourceReadResult.model_validate(read)
+
+
+@registry.method("resource/attach")
+async def resource_attach(svc: Services, params: ResourceRef) -> ResourceAttachResult:
+    with _feature_errors():
+        attached = await _features(svc).attach_resource(params.server, params.uri)
+    return ResourceAttachResult.model_validate(attached)
+
+
+@registry.method("resource/subscribe")
+async def resource_subscribe(svc: Services, params: ResourceSubscribeParams) -> FeaturesEmpty:
+    with _feature_errors():
+        await _features(svc).subscribe_resource(
+            params.server, params.uri, subscribe=params.subscribe
+        )
+    return FeaturesEmpty()
+
+
+@registry.method("prompt/list")
+async def prompt_list(svc: Services, params: PromptListParams) -> PromptListResult:
+    with _feature_errors():
+        prompts = await _features(svc).prompts(params.server)
+    return PromptListResult.model_validate({"prompts": prompts})
+
+
+@registry.method("prompt/get")
+async def prompt_get(svc: Services, params: PromptGetParams) -> PromptGetResult:
+    with _feature_errors():
+        got = await _features(svc).get_prompt(params.server, params.name, params.arguments)
+    return PromptGetResult.model_validate(got)

@@ -1,0 +1,145 @@
+"""Live interrupts: an MCP server asks the author something while a tool call is in flight.
+
+Elicitation and sampling requests arrive on a server's session during one of its tool calls,
+deep inside the graph's tool node, so they cannot be LangGraph interrupts. Instead the run that
+owns the call (found through `sidecar.host.features_calls`) raises a live interrupt:
+
+1. it is recorded in the store as a pending interrupt (so `thread/get` lists it) and sent as an
+   `interrupt` run event, with `live: true`, while the run keeps running;
+2. the server's request waits on a future (the call's idle limit paused meanwhile);
+3. `run/resume` with its id resolves the future even though the thread is busy
+   (`RunManager.resume` asks here first), after checking the value against the interrupt's kind
+   and its own check (e.g. the form's schema);
+4. if the call ends first (finished, timed out, run cancelled), the interrupt is dropped and
+   the server gets a cancel/refusal. If the sidecar dies, the call dies with it; on restart
+   `drop_after_crash` marks the interrupt dropped and the usual crash recovery applies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from sidecar.host.features_calls import (
+    AnswerCheck,
+    InFlightCall,
+    InFlightCalls,
+    LiveInterruptDropped,
+    RunBinding,
+)
+from sidecar.protocol import InterruptEvent
+from sidecar.protocol.models import FormValue, SamplingValue
+from sidecar.runtime.emitter import RunEmitter
+from sidecar.runtime.errors import InvalidResumeValueError, NoSuchInterruptError
+from sidecar.runtime.wire import interrupt_from_payload
+from sidecar.store import Store
+
+VALUE_MODELS: dict[str, type[BaseModel]] = {"form": FormValue, "sampling": SamplingValue}
+
+
+@dataclass(eq=False)
+class _Pending:
+    thread_id: str
+    run_id: str
+    kind: str
+    future: asyncio.Future[dict[str, Any]]
+    check: AnswerCheck | None
+
+
+class LiveInterrupts:
+    """The pending live interrupts of every running turn, by interrupt id."""
+
+    def __init__(self, store: Store, calls: InFlightCalls) -> None:
+        self._store = store
+        self._calls = calls
+        self._pending: dict[str, _Pending] = {}
+
+    def binding(self, emit: RunEmitter) -> RunBinding:
+        """The host's view of one run: bind it to the run's task with `bind_run`."""
+
+        async def ask(
+            call: InFlightCall, payload: dict[str, Any], check: AnswerCheck | None
+        ) -> dict[str, Any]:
+            return await self._ask(emit, call, payload, check)
+
+        return RunBinding(emit.thread_id, emit.run_id, self._calls, ask)
+
+    def owns(self, interrupt_id: str) -> bool:
+        return interrupt_id in self._pending
+
+    def pending_ids(self, run_id: str | None = None) -> list[str]:
+        return [i for i, p in self._pending.items() if run_id is None or p.run_id == run_id]
+
+    def resolve(self, thread_id: str, interrupt_id: str, value: dict[str, Any]) -> str:
+        """Answer a live interrupt; returns the id of the (still running) run that asked.
+
+        Raises:
+            NoSuchInterruptError: not a pending live interrupt of this thread.
+            InvalidResumeValueError: the value does not fit the interrupt.
+        """
+        pending = self._pending.get(interrupt_id)
+        if pending is None or pending.thread_id != thread_id or pending.future.done():
+            raise NoSuchInterruptError(interrupt_id)
+        try:
+            checked = VALUE_MODELS[pending.kind].model_validate(value).model_dump()
+        except ValidationError as exc:
+            raise InvalidResumeValueError(str(exc)) from exc
+        problem = pending.check(checked) if pending.check is not None else None
+        if problem is not None:
+            raise InvalidResumeValueError(problem)
+        self._store.answer_interrupt(interrupt_id, checked)
+        pending.future.set_result(checked)
+        return pending.run_id
+
+    def end_run(self, run_id: str) -> None:
+        """The run is over: whatever it still waits on is dropped."""
+        for pending in self._pending.values():
+            if pending.run_id == run_id and not pending.future.done():
+                pending.future.cancel()
+
+    async def _ask(
+        self,
+        emit: RunEmitter,
+        call: InFlightCall,
+        payload: dict[str, Any],
+        check: AnswerCheck | None,
+    ) -> dict[str, Any]:
+        interrupt_id = uuid.uuid4().hex
+        body = {**payload, "live": True, "call_id": call.call_id}
+        info = interrupt_from_payload(interrupt_id, emit.run_id, body)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        pending = _Pending(emit.thread_id, emit.run_id, info.kind, future, check)
+        self._pending[interrupt_id] = pending
+        self._store.save_interrupt(interrupt_id, emit.thread_id, emit.run_id, info.kind, body)
+        emit(InterruptEvent(interrupt=info))
+        call_over = asyncio.ensure_future(call.done.wait())
+        try:
+            await asyncio.wait({future, call_over}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            call_over.cancel()
+            del self._pending[interrupt_id]
+            if not future.done():
+                future.cancel()
+            if future.cancelled():
+                self._drop(emit.thread_id)
+        if future.cancelled():
+            raise LiveInterruptDropped(interrupt_id)
+        return future.result()
+
+    def _drop(self, thread_id: str) -> None:
+        """Mark the thread's unanswered live interrupts dropped. While a run is running, the
+        thread's only pending interrupts are live ones (graph interrupts are recorded when a
+        run ends), so dropping the thread's pending set is exact once none is still waiting."""
+        if not any(p.thread_id == thread_id for p in self._pending.values()):
+            self._store.drop_pending_interrupts(thread_id)
+
+
+def drop_after_crash(store: Store, thread_id: str, run_id: str) -> None:
+    """After a crash: a run that was running can only have left live interrupts pending (its
+    graph interrupts would have ended it first); they can never be answered now."""
+    if any(i.run_id == run_id for i in store.pending_interrupts(thread_id)):
+        store.drop_pending_interrupts(thread_id)
