@@ -46,6 +46,12 @@ from sidecar.protocol import (
     ToolResult,
     WireModel,
 )
+from tests.sidecar.protocol.feature_samples import (
+    FEATURE_OTHER_SAMPLES,
+    FEATURE_SAMPLES,
+    FORM,
+    SAMPLING,
+)
 from tests.sidecar.protocol.server_samples import SERVER_NOTIFICATION_SAMPLES, SERVER_SAMPLES
 
 THREAD = ThreadInfo(
@@ -137,6 +143,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
     ),
     SettingsSetParams: SettingsSetParams(model="ollama/llama3", api_base=None, api_key=""),
     **SERVER_SAMPLES,
+    **FEATURE_SAMPLES,
 }
 
 # One instance of every member of the run event union.
@@ -151,6 +158,8 @@ EVENT_SAMPLES: list[RunEventBody] = [
     ToolResult(call_id="call-1", is_error=False, content="ok"),
     InterruptEvent(interrupt=APPROVAL),
     InterruptEvent(interrupt=QUESTION),
+    InterruptEvent(interrupt=FORM),
+    InterruptEvent(interrupt=SAMPLING),
     RunFinished(outcome="interrupted"),
     RunFailed(error=ErrorInfo(code="node_error", message="planner failed")),
     RunCancelled(),
@@ -168,4 +177,5 @@ OTHER_SAMPLES: list[WireModel] = [
     APPROVAL,
     QUESTION,
     *SERVER_NOTIFICATION_SAMPLES,
+    *FEATURE_OTHER_SAMPLES,
 ]

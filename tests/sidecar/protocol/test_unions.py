@@ -93,7 +93,7 @@ def test_interrupts_discriminate_on_kind() -> None:
 
 def test_an_unknown_interrupt_kind_is_rejected() -> None:
     with pytest.raises(ValidationError) as info:
-        INTERRUPTS.validate_python({"kind": "form", "id": "i", "title": "t", "body": "b"})
+        INTERRUPTS.validate_python({"kind": "telepathy", "id": "i", "title": "t", "body": "b"})
     assert _error_types(info.value) == ["union_tag_invalid"]
 
 
