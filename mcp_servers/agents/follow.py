@@ -107,17 +107,24 @@ class Follower:
         """
         async with self.run.follow():
             try:
-                if state is None:
-                    await self._notify({"type": "run_started", "provider": self.run.provider})
-                else:
-                    reasked = await self._apply_answers(state)
-                    if reasked:
-                        return self._input_required(reasked)
-                return await self._pump()
+                outcome = await self._follow(state)
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
                     await self.run.stop(self.settings.cancel_wait_s)
                 raise
+        if isinstance(outcome, InputRequiredResult):
+            # Nobody follows the run until the client retries; do not wait for ever.
+            self.registry.expire_unless_followed(self.run)
+        return outcome
+
+    async def _follow(self, state: FollowState | None) -> CallToolResult | InputRequiredResult:
+        if state is None:
+            await self._notify({"type": "run_started", "provider": self.run.provider})
+        else:
+            reasked = await self._apply_answers(state)
+            if reasked:
+                return self._input_required(reasked)
+        return await self._pump()
 
     async def _pump(self) -> CallToolResult | InputRequiredResult:
         while (item := await self._next()) is not None:
@@ -183,7 +190,6 @@ class Follower:
             )
             for p in asked
         }
-        self.registry.expire_unless_followed(self.run)
         state = FollowState(self.run.run_id, [p.request_id for p in asked])
         return InputRequiredResult(input_requests=dict(requests), request_state=state.dump())
 

@@ -98,6 +98,7 @@ class AgentRun:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     started_clock: float = field(default_factory=anyio.current_time)
     last_activity: float = field(default_factory=anyio.current_time)
+    finished_clock: float | None = None
     events: int = 0
     tool_calls: int = 0
     last_event: AgentEvent | None = None
@@ -111,8 +112,9 @@ class AgentRun:
 
     @property
     def elapsed_s(self) -> float:
-        """Seconds since the run started."""
-        return anyio.current_time() - self.started_clock
+        """Seconds the run has been going (its whole duration once finished)."""
+        end = self.finished_clock if self.finished_clock is not None else anyio.current_time()
+        return end - self.started_clock
 
     @property
     def phase(self) -> RunPhase:
@@ -141,6 +143,7 @@ class AgentRun:
     def finish(self, result: OperatorResult) -> None:
         """Record the final result and close the event queue (the follower drains it)."""
         self.result = result
+        self.finished_clock = anyio.current_time()
         self.pending.clear()
         self.send.close()
         self.done.set()
@@ -304,11 +307,11 @@ class RunRegistry:
     def expire_unless_followed(self, run: AgentRun) -> None:
         """Interrupt `run` if no request follows it again within the unattended timeout."""
         if self._group is not None:
-            self._group.start_soon(self._expire, run)
+            self._group.start_soon(self._expire, run, run.reattached)
 
-    async def _expire(self, run: AgentRun) -> None:
+    async def _expire(self, run: AgentRun, reattached: anyio.Event) -> None:
         with anyio.move_on_after(self._unattended_timeout_s):
-            await _first(run.reattached, run.done)
+            await _first(reattached, run.done)
             return
         if not run.attached and not run.done.is_set():
             logger.warning("run %s abandoned while awaiting an answer; interrupting", run.run_id)

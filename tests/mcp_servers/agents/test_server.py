@@ -416,6 +416,21 @@ async def test_an_unanswered_input_required_round_is_interrupted_after_the_unatt
     assert view.result is not None and view.result.status == "interrupted"
 
 
+async def test_closing_the_connection_stops_a_run_left_waiting_for_an_answer(
+    connect: Connect, transcript: Path, tmp_path: Path
+) -> None:
+    async with connect(transcript, elicit=Elicitations(ACCEPT)) as client:
+        with anyio.fail_after(30):
+            first = await client.session.call_tool(
+                "agent_run", run_args(tmp_path), allow_input_required=True
+            )
+        assert isinstance(first, InputRequiredResult)
+        [argv] = fake_log(tmp_path, "argv")
+
+    assert await wait_pid_gone(argv["pid"], 0.5)
+    assert not group_alive(argv["pid"])
+
+
 async def test_agent_providers_reports_cli_versions_found_on_path_or_by_variable(
     tmp_path: Path,
 ) -> None:
