@@ -126,6 +126,11 @@ def validate_entry(
     if not isinstance(entry, dict):
         raise ConfigInvalidError([ConfigIssue("the entry must be a JSON object", name)])
     data = {**cast(dict[str, Any], entry), "name": name}
+    if data.get("command") is None and data.get("url") is None:
+        issue = ConfigIssue(
+            "give either `command` (stdio) or `url` (streamable HTTP)", name, "command"
+        )
+        raise ConfigInvalidError([issue])
     try:
         return ServerConfig.model_validate(data)
     except ValidationError as exc:

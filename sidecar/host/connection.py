@@ -156,6 +156,11 @@ class Connection:
                 self.task.cancel()
             with suppress(asyncio.CancelledError):
                 await self.task
+        if self.state != "stopped":
+            self.tools = []
+            self.set_state("stopped")
+        self.settled.set()
+        self.attempt_done.set()
 
     def restart(self) -> None:
         """Reconnect now (ending a live session), forgetting earlier crashes."""
@@ -323,10 +328,14 @@ class Connection:
         if time.monotonic() - started >= self.policy.stable_s:
             self._attempts = 0
         if not self._wake.is_set():
-            raise _Crash(self._ended())
+            raise _Crash(await self._ended())
 
-    def _ended(self) -> str:
-        code = self._process.returncode if self._process is not None else None
+    async def _ended(self) -> str:
+        code: int | None = None
+        if self._process is not None:
+            # The stream can end a moment before the exit status is known.
+            with suppress(TimeoutError, RuntimeError):
+                code = await asyncio.wait_for(self._process.wait_exit(), 0.5)
         text = "the server closed the connection"
         if code is not None:
             text = (

@@ -134,7 +134,8 @@ def resolve_executable(command: str, path: Sequence[str], cwd: str | None = None
         if not candidate.is_absolute() and cwd:
             candidate = Path(cwd) / candidate
         ok = candidate.is_file() and os.access(candidate, os.X_OK)
-        return str(candidate.resolve()) if ok else None
+        # Not `resolve()`: a venv's python is a symlink that only works under its own name.
+        return os.path.abspath(candidate) if ok else None
     return shutil.which(command, path=os.pathsep.join(path))
 
 
@@ -196,15 +197,15 @@ def preview(
     """The launch preview of a config (never raises: problems are listed instead)."""
     environ = os.environ if env is None else env
     problems: list[str] = []
-    resolved_exe: str | None = None
     secrets: tuple[str, ...] = ()
     try:
-        launch = build_launch(config, environ, secret)
-        secrets = launch.secrets
-        resolved_exe = getattr(launch.target, "command", None)
+        secrets = build_launch(config, environ, secret).secrets
     except (ConfigInvalidError, LaunchError) as exc:
         problems.append(str(exc))
     path = server_path(config.env.get("PATH")) if config.transport == "stdio" else ()
+    resolved_exe = None
+    if config.command and "${" not in config.command:
+        resolved_exe = resolve_executable(config.command, path, config.cwd)
     inherited = [k for k in INHERITED_ENV_KEYS if k in environ or k == "PATH"]
     env_keys = tuple(sorted({*inherited, *config.env})) if config.transport == "stdio" else ()
     marks = [

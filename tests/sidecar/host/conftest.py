@@ -1,0 +1,5 @@
+"""Fixtures for the host tests."""
+
+from tests.sidecar.host.support import host, statuses
+
+__all__ = ["host", "statuses"]
