@@ -29,7 +29,7 @@ from sidecar.host.connection import (
 from sidecar.host.features import ClientFeatures, NoFeatures
 from sidecar.host.importing import ImportPlan, plan_import, read_foreign_config
 from sidecar.host.launch import LaunchPreview, build_launch, preview
-from sidecar.host.logs import LogEntry
+from sidecar.host.logs import LogEntry, StderrTail
 from sidecar.host.secrets import SecretLookup, keyring_secret
 from sidecar.host.testing import TestReport, test_connection
 from sidecar.host.types import HostTool, ProgressSink, ToolOutcome, UnknownToolError, split_name
@@ -247,6 +247,10 @@ class ToolHost:
         """The server's stderr tail and protocol log (both redacted of its secrets)."""
         conn = self._get(name)
         return list(conn.stderr.lines), list(conn.protocol.entries)
+
+    def stderr_tail(self, name: str) -> StderrTail:
+        """The live stderr tail of a server (e.g. to wait for a line)."""
+        return self._get(name).stderr
 
     def config(self, name: str) -> ServerConfig:
         config = self._external(name).spec.config

@@ -73,6 +73,7 @@ class StderrTail:
         self.lines: deque[str] = deque(maxlen=limit)
         self.redact = Redactor()
         self.launches = 0
+        self._added = asyncio.Event()
 
     def begin_launch(self) -> None:
         self.launches += 1
@@ -80,6 +81,13 @@ class StderrTail:
 
     def add(self, line: str) -> None:
         self.lines.append(self.redact(line))
+        self._added.set()
+
+    async def wait_for(self, text: str) -> None:
+        """Wait until a line containing `text` is in the tail."""
+        while not any(text in line for line in self.lines):
+            self._added.clear()
+            await self._added.wait()
 
     def last_line(self) -> str | None:
         for line in reversed(self.lines):

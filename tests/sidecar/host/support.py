@@ -31,15 +31,11 @@ class StatusLog:
 
     def __init__(self) -> None:
         self.seen: list[ServerStatus] = []
-        self._changed = asyncio.Condition()
+        self._changed = asyncio.Event()
 
     def __call__(self, status: ServerStatus) -> None:
         self.seen.append(status)
-        asyncio.ensure_future(self._notify())
-
-    async def _notify(self) -> None:
-        async with self._changed:
-            self._changed.notify_all()
+        self._changed.set()
 
     def states(self, name: str) -> list[str]:
         return [s.state for s in self.seen if s.name == name]
@@ -56,10 +52,10 @@ class StatusLog:
         def found() -> ServerStatus | None:
             return next((s for s in self.seen[since:] if s.name == name and check(s)), None)
 
-        async with asyncio.timeout(within), self._changed:
-            await self._changed.wait_for(lambda: found() is not None)
-        result = found()
-        assert result is not None
+        async with asyncio.timeout(within):
+            while (result := found()) is None:
+                self._changed.clear()
+                await self._changed.wait()
         return result
 
     async def wait_state(

@@ -33,13 +33,18 @@ async def test_time_server_lists_and_answers_a_call(host: ToolHost, statuses: St
     assert outcome.structured is not None and outcome.structured["timezone"] == "UTC"
 
 
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    (path / "draft.md").write_text("chapter one\n", encoding="utf-8")
+    return path
+
+
 async def test_git_server_reports_the_status_of_a_repository(
-    host: ToolHost, statuses: StatusLog, tmp_path: Path
+    host: ToolHost, statuses: StatusLog, repo: Path
 ):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / "draft.md").write_text("chapter one\n", encoding="utf-8")
     await host.add(validate_entry("git", {"command": "mcp-server-git", "args": ["-r", str(repo)]}))
     await statuses.wait_state("git", "ready")
     assert "git__git_status" in {t.name for t in host.tools()}
@@ -55,7 +60,7 @@ async def test_a_server_killed_mid_call_fails_the_call_within_a_second_and_comes
     first = await statuses.wait_state("peer", "ready")
     assert first.pid is not None
     call = asyncio.ensure_future(host.call("peer__wait", {}))
-    await _wait_for_stderr(host, "peer", "waiting")
+    await asyncio.wait_for(host.stderr_tail("peer").wait_for("waiting"), 10)
     killed_at = time.monotonic()
     mark = statuses.mark()
     os.kill(first.pid, signal.SIGKILL)
@@ -181,9 +186,3 @@ async def test_logs_keep_the_stderr_tail_and_the_protocol_exchange(
     texts = [e.text for e in protocol]
     assert "request 3 tools/call whoami" in texts or any("tools/call whoami" in t for t in texts)
     assert any(e.direction == "host" and e.text == "ready" for e in protocol)
-
-
-async def _wait_for_stderr(host: ToolHost, server: str, text: str, within: float = 10) -> None:
-    async with asyncio.timeout(within):
-        while text not in host.logs(server)[0]:
-            await asyncio.sleep(0.01)
