@@ -14,7 +14,9 @@ when the server dies fails as soon as its stream ends.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import threading
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack, suppress
@@ -383,7 +385,15 @@ def _leaf(exc: BaseException) -> BaseException:
     return _leaf(inner[0]) if inner else exc
 
 
+_IMPORTS = threading.Lock()
+
+
 def _load(spec: ServerSpec) -> Launch:
+    """Runs in a worker thread. Several servers start at once: importing the SDK in parallel
+    threads trips over partially initialised modules, so the first import is serialised."""
+    with _IMPORTS:
+        for module in ("mcp.client.streamable_http", "mcp.server.mcpserver", "sidecar.host.stdio"):
+            importlib.import_module(module)
     target = spec.target()
     return target if isinstance(target, Launch) else Launch(target)
 
