@@ -7,6 +7,7 @@ before a crash (an intent with no result) is put to the author again, marked unc
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any, cast
 
 from langgraph.types import interrupt
@@ -147,8 +148,13 @@ async def _execute(
     if not tool.read_only:
         deps.store.journal_intent(key, thread_id, tool.server, tool.tool, call["arguments"])
 
+    # Progress arrives on the server session's task, outside this node's LangGraph context
+    # (which the stream writer needs), so it is emitted in a copy of this node's context.
+    node_context = contextvars.copy_context()
+
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-        emit("tool_progress", call_id=call["id"], progress=progress, total=total, message=message)
+        event = {"progress": progress, "total": total, "message": message}
+        node_context.run(emit, "tool_progress", call_id=call["id"], **event)
 
     try:
         # Registered while in flight, so the server's elicitation/sampling reaches this run.
