@@ -286,11 +286,13 @@ class ToolHost:
         del self._connections[name]
         if self.config_file is not None:
             self.config_file.remove(name)
+            self.config_issues = self.config_file.load().issues
         self._notify(conn.status())
 
     async def _apply(self, config: ServerConfig) -> ServerStatus:
         if self.config_file is not None:
             self.config_file.put(config)
+            self.config_issues = self.config_file.load().issues
         self._started = True
         await self.replace(self._spec(config))
         return self._connections[config.name].status()

@@ -1,5 +1,7 @@
 """A tiny real MCP server for the host's tests, run over stdio: `python peer_server.py`.
 
+Run with `--http PORT` to serve streamable HTTP on 127.0.0.1 instead.
+
 Tools:
 - `greet(name)`: its description is read at start from the file named by `$PEER_DESCRIPTION_FILE`
   (so a test can change it between runs: tool-definition drift);
@@ -56,4 +58,8 @@ def build_server() -> MCPServer:
 
 if __name__ == "__main__":
     print(f"peer server pid {os.getpid()}", file=sys.stderr, flush=True)
-    build_server().run("stdio")
+    if "--http" in sys.argv:  # streamable HTTP on 127.0.0.1:<port>/mcp
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        build_server().run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        build_server().run("stdio")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.host.config import validate_entry
+from sidecar.host.config import ConfigFile, validate_entry
 from sidecar.host.connection import ServerUnavailableError
 from sidecar.host.host import ServerExistsError, ServerNotFoundError, ToolHost
 from sidecar.host.types import UnknownToolError
@@ -186,3 +186,19 @@ async def test_logs_keep_the_stderr_tail_and_the_protocol_exchange(
     texts = [e.text for e in protocol]
     assert "request 3 tools/call whoami" in texts or any("tools/call whoami" in t for t in texts)
     assert any(e.direction == "host" and e.text == "ready" for e in protocol)
+
+
+async def test_adding_a_valid_entry_over_a_broken_one_clears_its_issue(
+    tmp_path: Path, statuses: StatusLog
+):
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {"time": {"comand": "mcp-server-time"}}}', encoding="utf-8")
+    host = ToolHost([], config_file=ConfigFile(path), on_status=statuses)
+    try:
+        assert [(i.server, i.field) for i in host.config_issues] == [("time", "command")]
+        assert "time" not in host
+        await host.add(time_config())
+        assert host.config_issues == ()
+        await statuses.wait_state("time", "ready")
+    finally:
+        await host.aclose()
