@@ -12,6 +12,7 @@ sampling refused.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, Generator
@@ -106,6 +107,7 @@ class HostFeatures:
         self.calls = calls or InFlightCalls()
         self._clients: dict[str, Any] = {}
         self._listeners: list[NotificationListener] = []
+        self._listener_tasks: set[asyncio.Task[None]] = set()
 
     # -- connection seam ------------------------------------------------------------------------
 
@@ -232,8 +234,12 @@ class HostFeatures:
             self.logs.add(server, "info", _NOTED[method], source="host")
         else:
             return
+        # Not awaited here: a listener may send requests on the same session (e.g. re-list
+        # its tools), which must not wait on the notification path that delivers the replies.
         for listener in list(self._listeners):
-            await listener(server, method)
+            task = asyncio.ensure_future(_heard(listener, server, method))
+            self._listener_tasks.add(task)
+            task.add_done_callback(self._listener_tasks.discard)
 
     # -- feature methods ------------------------------------------------------------------------
 
@@ -330,6 +336,13 @@ class HostFeatures:
         client = self.client(server)
         with _refusals(server):
             return await catalog.get_prompt(server, client, name, arguments)
+
+
+async def _heard(listener: NotificationListener, server: str, method: str) -> None:
+    try:
+        await listener(server, method)
+    except Exception:  # a listener's failure must not be lost silently, nor stop the others
+        log.exception("listener for %s from %s failed", method, server)
 
 
 def _legacy(client: Any) -> bool:

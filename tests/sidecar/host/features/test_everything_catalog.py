@@ -3,11 +3,17 @@ through `HostFeatures`, over stdio and streamable HTTP."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
+import anyio
 import pytest
 
-from sidecar.host.features import FeatureRefusedError, FeatureUnavailableError
+from sidecar.host.features import FeatureRefusedError, FeatureUnavailableError, HostFeatures
 from sidecar.host.features_logs import LEVELS
-from tests.sidecar.host.features.conftest import SERVER, FeatureRig, LogWatch
+from sidecar.host.host import ServerSpec, ToolHost
+from tests.setup.mcp_everything import Everything
+from tests.sidecar.host.features.conftest import SERVER, FeatureRig, LogWatch, stdio_params
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -111,3 +117,29 @@ async def test_a_prompt_missing_a_required_argument_is_refused(rig: FeatureRig) 
 async def test_a_server_that_is_not_connected_is_unavailable(rig: FeatureRig) -> None:
     with pytest.raises(FeatureUnavailableError):
         await rig.features.read_resource("nowhere", DOCUMENT)
+
+
+async def test_list_changes_reach_listeners_and_the_servers_log(
+    everything: Everything, tmp_path: Path
+) -> None:
+    features = HostFeatures(tmp_path)
+    heard: list[tuple[str, str]] = []
+    got = asyncio.Event()
+
+    async def listener(server: str, method: str) -> None:
+        heard.append((server, method))
+        got.set()
+
+    features.add_listener(listener)
+    spec = ServerSpec(SERVER, lambda: stdio_params(everything), transport="stdio")
+    host = ToolHost([spec], features=features)
+    try:
+        await host.wait_ready()
+        with anyio.fail_after(20):
+            await got.wait()
+    finally:
+        await host.aclose()
+
+    assert (SERVER, "notifications/tools/list_changed") in heard
+    notes = [e for e in features.logs.entries(SERVER) if e.source == "host"]
+    assert any("tools" in e.text for e in notes)
