@@ -18,7 +18,9 @@ from desktop.ipc.process import SidecarProcess
 from desktop.models.session import SessionState
 from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.composer import ComposerWidget
+from desktop.views.form_dialog import FormDialog
 from desktop.views.question_dialog import QuestionDialog
+from desktop.views.sampling_dialog import SamplingDialog
 from desktop.views.settings_dialog import SettingsDialog
 from desktop.views.status_widgets import (
     InterruptInboxWidget,
@@ -28,8 +30,22 @@ from desktop.views.status_widgets import (
 from desktop.views.thread_list import ThreadListWidget
 from desktop.views.transcript_view import TranscriptView
 from sidecar.protocol import ApprovalInterrupt, InterruptInfo, SettingsInfo
+from sidecar.protocol.models import FormInterrupt, SamplingInterrupt
 
-InterruptDialog = ApprovalDialog | QuestionDialog
+InterruptDialog = ApprovalDialog | QuestionDialog | FormDialog | SamplingDialog
+
+
+def build_interrupt_dialog(
+    interrupt: InterruptInfo, thread_title: str, parent: QWidget
+) -> InterruptDialog:
+    """The dialog for an interrupt's kind."""
+    if isinstance(interrupt, ApprovalInterrupt):
+        return ApprovalDialog(interrupt, thread_title, parent)
+    if isinstance(interrupt, FormInterrupt):
+        return FormDialog(interrupt, thread_title, parent)
+    if isinstance(interrupt, SamplingInterrupt):
+        return SamplingDialog(interrupt, thread_title, parent)
+    return QuestionDialog(interrupt, thread_title, parent)
 
 
 class MainWindow(QMainWindow):
@@ -140,11 +156,7 @@ class MainWindow(QMainWindow):
             return existing
         thread = self.state.threads.get(thread_id)
         title = thread.title if thread else ""
-        dialog: InterruptDialog = (
-            ApprovalDialog(interrupt, title, self)
-            if isinstance(interrupt, ApprovalInterrupt)
-            else QuestionDialog(interrupt, title, self)
-        )
+        dialog = build_interrupt_dialog(interrupt, title, self)
         dialog.thread_id = thread_id
         dialog.answered.connect(
             lambda interrupt_id, value: self.controller.answer_interrupt(
