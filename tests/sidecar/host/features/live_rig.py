@@ -98,3 +98,6 @@ async def live_rig(
     await runs.shutdown()
     await host.aclose()
     db.close()
+    from sidecar.llm.planner import aclose_model_clients
+
+    await aclose_model_clients()
