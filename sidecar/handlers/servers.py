@@ -10,10 +10,10 @@ from pathlib import Path
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.host.config import ConfigInvalidError, ConfigIssue, ServerConfig, validate_entry
-from sidecar.host.connection import ServerStatus
 from sidecar.host.host import ServerExistsError, ServerNotFoundError, ToolHost
 from sidecar.host.launch import LaunchPreview
 from sidecar.host.secrets import set_keyring_secret
+from sidecar.host.spec import ServerStatus
 from sidecar.protocol import ErrorCode, RpcError
 from sidecar.protocol.servers import (
     ConfigIssueInfo,

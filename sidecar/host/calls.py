@@ -13,8 +13,9 @@ import asyncio
 from contextlib import suppress
 from typing import Any, cast
 
-from sidecar.host.connection import Connection, ServerUnavailableError
+from sidecar.host.connection import Connection
 from sidecar.host.features_deadline import CallTimeoutError, IdleDeadline
+from sidecar.host.spec import ServerUnavailableError
 from sidecar.host.types import HostTool, ProgressSink, ToolOutcome
 
 

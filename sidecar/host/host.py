@@ -17,8 +17,13 @@ from typing import Any
 
 from sidecar.host.calls import call_tool
 from sidecar.host.config import ConfigFile, ConfigIssue, ServerConfig
-from sidecar.host.connection import (
-    Connection,
+from sidecar.host.connection import Connection
+from sidecar.host.features import ClientFeatures, NoFeatures
+from sidecar.host.importing import ImportPlan, plan_import, read_foreign_config
+from sidecar.host.launch import LaunchPreview, build_launch, preview
+from sidecar.host.logs import LogEntry, StderrTail
+from sidecar.host.secrets import SecretLookup, keyring_secret
+from sidecar.host.spec import (
     RestartPolicy,
     ServerSpec,
     ServerState,
@@ -26,11 +31,6 @@ from sidecar.host.connection import (
     ServerUnavailableError,
     StatusListener,
 )
-from sidecar.host.features import ClientFeatures, NoFeatures
-from sidecar.host.importing import ImportPlan, plan_import, read_foreign_config
-from sidecar.host.launch import LaunchPreview, build_launch, preview
-from sidecar.host.logs import LogEntry, StderrTail
-from sidecar.host.secrets import SecretLookup, keyring_secret
 from sidecar.host.testing import TestReport, test_connection
 from sidecar.host.types import HostTool, ProgressSink, ToolOutcome, UnknownToolError, split_name
 

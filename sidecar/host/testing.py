@@ -6,14 +6,9 @@ import asyncio
 import time
 from dataclasses import dataclass, replace
 
-from sidecar.host.connection import (
-    Connection,
-    RestartPolicy,
-    ServerSpec,
-    ServerState,
-    ServerStatus,
-)
+from sidecar.host.connection import Connection
 from sidecar.host.features import NoFeatures
+from sidecar.host.spec import RestartPolicy, ServerSpec, ServerState, ServerStatus
 
 
 @dataclass(frozen=True, slots=True)

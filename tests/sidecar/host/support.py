@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from sidecar.host.config import ConfigFile, ServerConfig, validate_entry
-from sidecar.host.connection import RestartPolicy, ServerStatus
 from sidecar.host.host import ToolHost
+from sidecar.host.spec import RestartPolicy, ServerStatus
 
 PEER_SCRIPT = str(Path(__file__).with_name("peer_server.py"))
 FAST = RestartPolicy(base_s=0.05, cap_s=0.2, max_attempts=3, stable_s=30, start_timeout_s=30)

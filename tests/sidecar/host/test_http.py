@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sidecar.host.config import validate_entry
-from sidecar.host.connection import ServerUnavailableError
 from sidecar.host.host import ToolHost
+from sidecar.host.spec import ServerUnavailableError
 from tests.sidecar.host.support import PEER_SCRIPT, StatusLog
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

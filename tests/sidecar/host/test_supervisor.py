@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from sidecar.host.config import ConfigFile, validate_entry
-from sidecar.host.connection import ServerUnavailableError
 from sidecar.host.host import ServerExistsError, ServerNotFoundError, ToolHost
+from sidecar.host.spec import ServerUnavailableError
 from sidecar.host.types import UnknownToolError
 from tests.sidecar.host.support import StatusLog, peer_config, time_config
 
