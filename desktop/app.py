@@ -20,7 +20,9 @@ from PySide6.QtWidgets import QApplication
 from desktop.controller import SessionController
 from desktop.ipc.client import RpcClient
 from desktop.ipc.process import SidecarProcess, build_sidecar_process
+from desktop.models.servers import ServersState
 from desktop.models.session import SessionState
+from desktop.servers_controller import ServersController
 from desktop.views.main_window import MainWindow
 from sidecar.protocol import Empty
 
@@ -38,6 +40,7 @@ class DesktopApp:
     state: SessionState
     controller: SessionController
     window: MainWindow
+    servers: ServersController
 
     def start(self) -> None:
         self.process.start()
@@ -65,11 +68,13 @@ def build_desktop(
     controller = SessionController(client, state)
     client.initialized.connect(lambda _result: controller.refresh())
     client.run_event_received.connect(controller.handle_run_event)
-    window = MainWindow(state, controller, process)
+    servers = ServersController(client, ServersState())
+    client.server_status_received.connect(servers.handle_status)
+    window = MainWindow(state, controller, process, servers=servers)
     client.initialize_failed.connect(
         lambda error: window.banner.show_message(f"The sidecar refused to start: {error.message}")
     )
-    return DesktopApp(process, client, state, controller, window)
+    return DesktopApp(process, client, state, controller, window, servers)
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

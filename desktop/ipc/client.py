@@ -32,6 +32,7 @@ from sidecar.protocol import (
     RunEventParams,
     WireModel,
 )
+from sidecar.protocol.servers import ServerStatusParams
 
 logger = logging.getLogger(__name__)
 
@@ -43,12 +44,14 @@ class RpcClient(QObject):
         initialized(InitializeResult): the sidecar answered `initialize` (after every start).
         initialize_failed(ErrorObject): it refused or did not answer `initialize`.
         run_event_received(RunEventParams): one `run/event` notification.
+        server_status_received(ServerStatusParams): one `server/status` notification.
         malformed_frame_received(str): a line from the sidecar was skipped; the reason.
     """
 
     initialized = Signal(object)
     initialize_failed = Signal(object)
     run_event_received = Signal(object)
+    server_status_received = Signal(object)
     malformed_frame_received = Signal(str)
 
     def __init__(
@@ -188,6 +191,8 @@ class RpcClient(QObject):
         if isinstance(frame, TypedNotification):
             if isinstance(frame.params, RunEventParams):
                 self.run_event_received.emit(frame.params)
+            elif isinstance(frame.params, ServerStatusParams):
+                self.server_status_received.emit(frame.params)
         elif isinstance(frame, Response):
             self._complete(frame)
         elif isinstance(frame, Request):

@@ -16,11 +16,14 @@ from PySide6.QtWidgets import (
 from desktop.controller import SessionController
 from desktop.ipc.process import SidecarProcess
 from desktop.models.session import SessionState
+from desktop.servers_controller import ServersController
 from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.composer import ComposerWidget
 from desktop.views.form_dialog import FormDialog
+from desktop.views.grants_panel import GrantsPanelDialog
 from desktop.views.question_dialog import QuestionDialog
 from desktop.views.sampling_dialog import SamplingDialog
+from desktop.views.servers_panel import ServersPanelDialog
 from desktop.views.settings_dialog import SettingsDialog
 from desktop.views.status_widgets import (
     InterruptInboxWidget,
@@ -51,7 +54,9 @@ def build_interrupt_dialog(
 class MainWindow(QMainWindow):
     """The author's window. Widgets others (and tests) reach for are public attributes:
     `thread_list`, `transcript`, `composer`, `run_status`, `banner`, `inbox_button`,
-    `settings_action`, `dialogs` (open interrupt dialogs by interrupt id), `settings_dialog`.
+    `settings_action`, `dialogs` (open interrupt dialogs by interrupt id), `settings_dialog`,
+    `servers_action`, `grants_action`, `servers_panel`, `grants_panel` (the last four need a
+    `ServersController`).
 
     Signals: `interrupt_dialog_opened(dialog)`, `settings_dialog_opened(dialog)`.
     """
@@ -65,8 +70,13 @@ class MainWindow(QMainWindow):
         controller: SessionController,
         process: SidecarProcess | None = None,
         parent: QWidget | None = None,
+        *,
+        servers: ServersController | None = None,
     ) -> None:
         super().__init__(parent)
+        self.servers = servers
+        self.servers_panel: ServersPanelDialog | None = None
+        self.grants_panel: GrantsPanelDialog | None = None
         self.state = state
         self.controller = controller
         self.process = process
@@ -111,6 +121,12 @@ class MainWindow(QMainWindow):
         self.settings_action.setShortcut(QKeySequence.StandardKey.Preferences)
         toolbar.addAction(self.new_thread_action)
         toolbar.addAction(self.settings_action)
+        self.servers_action = QAction("MCP servers…", self)
+        self.grants_action = QAction("Grants…", self)
+        self.servers_action.setEnabled(self.servers is not None)
+        self.grants_action.setEnabled(self.servers is not None)
+        toolbar.addAction(self.servers_action)
+        toolbar.addAction(self.grants_action)
         self.inbox_button = InterruptInboxWidget(self.state.inbox)
         toolbar.addWidget(self.inbox_button)
 
@@ -125,6 +141,8 @@ class MainWindow(QMainWindow):
         self.run_status.retry_requested.connect(controller.retry_run)
         self.new_thread_action.triggered.connect(self._on_create_requested)
         self.settings_action.triggered.connect(self.open_settings)
+        self.servers_action.triggered.connect(self.open_servers)
+        self.grants_action.triggered.connect(self.open_grants)
         self.inbox_button.interrupt_activated.connect(self.open_interrupt)
         controller.error_reported.connect(self._on_error_reported)
 
@@ -194,6 +212,28 @@ class MainWindow(QMainWindow):
         if self.settings_dialog is dialog:
             self.settings_dialog = None
         dialog.deleteLater()
+
+    def open_servers(self) -> ServersPanelDialog | None:
+        """Show the MCP servers panel (non-modal) and reload the list."""
+        if self.servers is None:
+            return None
+        if self.servers_panel is None:
+            self.servers_panel = ServersPanelDialog(self.servers, self)
+        self.servers.refresh().then(None, self.servers_panel.show_error)
+        self.servers_panel.show()
+        self.servers_panel.raise_()
+        return self.servers_panel
+
+    def open_grants(self) -> GrantsPanelDialog | None:
+        """Show the grants panel (non-modal) and reload the grants."""
+        if self.servers is None:
+            return None
+        if self.grants_panel is None:
+            self.grants_panel = GrantsPanelDialog(self.servers, self)
+        self.grants_panel.refresh()
+        self.grants_panel.show()
+        self.grants_panel.raise_()
+        return self.grants_panel
 
     def _on_create_requested(self) -> None:
         self.controller.create_thread()

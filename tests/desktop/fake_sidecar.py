@@ -10,6 +10,11 @@ they survive a crash and restart. The text of `run/start` picks the script:
 - `fail`: the run fails.
 - anything else: echo turn, streaming "You said: <text>" token by token.
 
+MCP servers and grants (`server/*`, `grant/*`) are canned: a built-in `workspace`, a ready
+`time` server and a crashed `broken` one (its test fails), plus two standing grants. Actions that
+change a server reply at once and then send a `server/status` notification (`restart` goes
+`starting`, then `ready`, or `crashed` for `broken`).
+
 Env: `FAKE_SIDECAR_EXIT_AT_START=<code>` exits at once; `FAKE_SIDECAR_BAD_PING=1` answers `ping`
 with a result that does not match its model.
 """
@@ -45,6 +50,14 @@ from sidecar.protocol import (
     ToolCall,
     ToolResult,
 )
+from sidecar.protocol.servers import (
+    GrantInfo,
+    LaunchPreviewInfo,
+    ServerConfigInfo,
+    ServerInfo,
+    ServerStatusParams,
+    ServerTestResult,
+)
 
 DATA = Path(os.environ.get("ATRIUM_DATA_DIR", ".")) / "fake.json"
 
@@ -65,6 +78,9 @@ class FakeSidecar:
         self.db: dict[str, Any] = (
             json.loads(DATA.read_text()) if DATA.exists() else {"threads": {}, "settings": {}}
         )
+        self.servers: dict[str, dict[str, Any]] = canned_servers()
+        self.grants: list[dict[str, Any]] = canned_grants()
+        self.secrets: set[str] = set()
         self.initialized = False
 
     def save(self) -> None:
@@ -184,6 +200,157 @@ class FakeSidecar:
 
     def do_shutdown(self, _params: dict[str, Any]) -> Any:
         return {}, lambda: sys.exit(0)
+
+    def server(self, name: str) -> dict[str, Any]:
+        if name not in self.servers:
+            raise Failure(ErrorCode.SERVER_NOT_FOUND, f"no server {name}")
+        return self.servers[name]
+
+    def server_info(self, name: str) -> dict[str, Any]:
+        return ServerInfo.model_validate(self.servers[name]).model_dump(mode="json")
+
+    def status(self, name: str, removed: bool = False, **changes: Any) -> None:
+        """Change a server's fields, then send the `server/status` notification."""
+        entry = self.servers.pop(name) if removed else self.servers[name]
+        entry.update(changes)
+        params = ServerStatusParams(server=ServerInfo.model_validate(entry), removed=removed)
+        write(
+            {"jsonrpc": "2.0", "method": "server/status", "params": params.model_dump(mode="json")}
+        )
+
+    def do_server_list(self, _params: dict[str, Any]) -> Any:
+        issue = {"message": "unknown key 'colour'", "server": "broken", "field": "colour"}
+        servers = [self.server_info(name) for name in self.servers]
+        return {"servers": servers, "config_issues": [issue], "config_path": "/tmp/mcp.json"}
+
+    def do_server_add(self, params: dict[str, Any]) -> Any:
+        config = ServerConfigInfo.model_validate(params["config"])
+        if config.name in self.servers:
+            raise Failure(ErrorCode.SERVER_EXISTS, f"{config.name} exists")
+        self.servers[config.name] = server_entry(config, "starting")
+        return self.server_info(config.name), lambda: self.status(config.name, state="ready")
+
+    def do_server_update(self, params: dict[str, Any]) -> Any:
+        config = ServerConfigInfo.model_validate(params["config"])
+        self.server(config.name)
+        self.servers[config.name] = server_entry(config, "starting")
+        return self.server_info(config.name), lambda: self.status(config.name, state="ready")
+
+    def do_server_remove(self, params: dict[str, Any]) -> Any:
+        self.server(params["name"])
+        return {}, lambda: self.status(params["name"], removed=True)
+
+    def do_server_set_enabled(self, params: dict[str, Any]) -> Any:
+        entry = self.server(params["name"])
+        entry["enabled"] = params["enabled"]
+        entry["state"] = "ready" if params["enabled"] else "disabled"
+        return self.server_info(params["name"])
+
+    def do_server_restart(self, params: dict[str, Any]) -> Any:
+        name = params["name"]
+        entry = self.server(name)
+        entry.update(state="starting", error=None, restarts=entry["restarts"] + 1)
+        final = "crashed" if name == "broken" else "ready"
+        error = "exited with code 1" if name == "broken" else None
+        return self.server_info(name), lambda: self.status(name, state=final, error=error)
+
+    def do_server_logs(self, params: dict[str, Any]) -> Any:
+        self.server(params["name"])
+        protocol = [
+            {"at": 1.0, "direction": "host", "text": "starting"},
+            {"at": 2.0, "direction": "out", "text": "initialize"},
+            {"at": 3.0, "direction": "in", "text": "initialize result"},
+        ]
+        return {"stderr": [f"{params['name']}: listening on stdio"], "protocol": protocol}
+
+    def do_server_preview(self, params: dict[str, Any]) -> Any:
+        if params.get("config"):
+            config = ServerConfigInfo.model_validate(params["config"])
+        else:
+            config = ServerConfigInfo.model_validate(self.server(params["name"])["config"])
+        found = config.command not in (None, "missing-binary")
+        return LaunchPreviewInfo(
+            transport="http" if config.url else "stdio", command=config.command,
+            resolved_command=f"/usr/bin/{config.command}" if found else None, args=config.args,
+            cwd=config.cwd, path=("/usr/local/bin", "/usr/bin"), env_keys=tuple(config.env),
+            url=config.url, header_keys=tuple(config.headers), placeholders=(),
+            problems=() if found else (f"{config.command} is not on PATH",),
+        ).model_dump(mode="json")  # fmt: skip
+
+    def do_server_test(self, params: dict[str, Any]) -> Any:
+        config = ServerConfigInfo.model_validate(params["config"])
+        ok = config.command != "missing-binary"
+        return ServerTestResult(
+            ok=ok, state="ready" if ok else "crashed", error=None if ok else "not found",
+            tools=("get_current_time",) if ok else (), stderr=(), elapsed_s=0.25,
+        ).model_dump(mode="json")  # fmt: skip
+
+    def do_server_import(self, params: dict[str, Any]) -> Any:
+        try:
+            entries = json.loads(Path(params["path"]).read_text())["mcpServers"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise Failure(ErrorCode.INVALID_PARAMS, f"cannot read {params['path']}") from exc
+        added, skipped = [], []
+        for name, entry in entries.items():
+            if name in self.servers:
+                skipped.append({"message": "already configured", "server": name})
+                continue
+            config = ServerConfigInfo.model_validate({"name": name, **entry})
+            self.servers[name] = server_entry(config, "ready")
+            added.append(name)
+        return {"added": added, "skipped": skipped}
+
+    def do_server_set_secret(self, params: dict[str, Any]) -> Any:
+        if params.get("value"):
+            self.secrets.add(params["name"])
+        else:
+            self.secrets.discard(params["name"])
+        return {}
+
+    def do_grant_list(self, _params: dict[str, Any]) -> Any:
+        return {"grants": self.grants}
+
+    def do_grant_revoke(self, params: dict[str, Any]) -> Any:
+        before = len(self.grants)
+        key = (params["thread_id"], params["server"], params["tool"])
+        self.grants = [g for g in self.grants if (g["thread_id"], g["server"], g["tool"]) != key]
+        if len(self.grants) == before:
+            raise Failure(ErrorCode.INVALID_PARAMS, "no such grant")
+        return {}
+
+
+def server_entry(config: ServerConfigInfo, state: str) -> dict[str, Any]:
+    return {
+        "name": config.name, "state": state if config.enabled else "disabled", "tool_count": 1,
+        "trust": config.trust, "enabled": config.enabled, "builtin": False,
+        "required": config.required, "transport": "http" if config.url else "stdio",
+        "restarts": 0, "config": config.model_dump(mode="json"),
+    }  # fmt: skip
+
+
+def canned_servers() -> dict[str, dict[str, Any]]:
+    time_server = ServerConfigInfo(name="time", command="uvx", args=("mcp-server-time",))
+    broken = ServerConfigInfo(name="broken", command="missing-binary")
+    servers = {
+        "workspace": {
+            "name": "workspace", "state": "ready", "tool_count": 6, "trust": "trusted",
+            "enabled": True, "builtin": True, "required": True, "transport": "inprocess",
+            "restarts": 0,
+        },
+        "time": server_entry(time_server, "ready") | {"pid": 4242},
+        "broken": server_entry(broken, "crashed") | {"error": "exited with code 1"},
+    }  # fmt: skip
+    return servers
+
+
+def canned_grants() -> list[dict[str, Any]]:
+    grants = [
+        GrantInfo(thread_id="t1", thread_title="Chapter one", server="time",
+                  tool="get_current_time", created_at=1_700_000_000.0),
+        GrantInfo(thread_id="t2", thread_title="Notes", server="workspace", tool="write",
+                  created_at=1_700_000_600.0),
+    ]  # fmt: skip
+    return [grant.model_dump(mode="json") for grant in grants]
 
 
 class Run:

@@ -1,0 +1,144 @@
+"""`ServersController`: the MCP servers and grants panels' requests, and their replies as state.
+
+Like `SessionController` it never waits: each method sends one request and returns its
+`PendingRequest`; replies that change the server list or the grants update `ServersState` /
+`GrantsState`, and callers chain `.then` for results they show (logs, preview, test, import).
+Failures are reported through `error_reported` and also reach the caller's `.then` error callback.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from desktop.ipc.pending import PendingRequest, RequestSender, ResultCallback
+from desktop.models.emitter import Emitter
+from desktop.models.servers import GrantsState, ServersState
+from sidecar.protocol import ErrorObject, WireModel
+from sidecar.protocol.servers import (
+    Done,
+    GrantInfo,
+    GrantListResult,
+    GrantRevokeParams,
+    SecretSetParams,
+    ServerConfigInfo,
+    ServerConfigParams,
+    ServerImportParams,
+    ServerImportResult,
+    ServerListResult,
+    ServerLogsParams,
+    ServerPreviewParams,
+    ServerRef,
+    ServerSetEnabledParams,
+    ServerStatusParams,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class ServersController:
+    """Server and grant actions → requests; replies and `server/status` → state. No Qt.
+
+    Events:
+        error_reported(str): a request failed; a short sentence for the panel.
+    """
+
+    def __init__(
+        self, sender: RequestSender, servers: ServersState, grants: GrantsState | None = None
+    ) -> None:
+        self.error_reported: Emitter[[str]] = Emitter()
+        self._sender = sender
+        self.servers = servers
+        self.grants = grants if grants is not None else GrantsState()
+
+    def handle_status(self, params: ServerStatusParams) -> None:
+        self.servers.apply_status(params)
+
+    def refresh(self) -> PendingRequest:
+        """`server/list`: replace the server list and config issues."""
+        return self._send("server/list", Done(), "Listing servers", self._on_list)
+
+    def add(self, config: ServerConfigInfo) -> PendingRequest:
+        params = ServerConfigParams(config=config)
+        return self._send("server/add", params, f"Adding {config.name}", self.servers.upsert)
+
+    def update(self, config: ServerConfigInfo) -> PendingRequest:
+        params = ServerConfigParams(config=config)
+        return self._send("server/update", params, f"Saving {config.name}", self.servers.upsert)
+
+    def remove(self, name: str) -> PendingRequest:
+        return self._send(
+            "server/remove", ServerRef(name=name), f"Removing {name}",
+            lambda _done: self.servers.remove(name),
+        )  # fmt: skip
+
+    def set_enabled(self, name: str, enabled: bool) -> PendingRequest:
+        params = ServerSetEnabledParams(name=name, enabled=enabled)
+        verb = "Enabling" if enabled else "Disabling"
+        return self._send("server/set_enabled", params, f"{verb} {name}", self.servers.upsert)
+
+    def restart(self, name: str) -> PendingRequest:
+        return self._send(
+            "server/restart", ServerRef(name=name), f"Restarting {name}", self.servers.upsert
+        )
+
+    def logs(self, name: str, limit: int = 200) -> PendingRequest:
+        """`server/logs`; chain `.then` for the `ServerLogsResult`."""
+        params = ServerLogsParams(name=name, limit=limit)
+        return self._send("server/logs", params, f"Loading {name}'s logs")
+
+    def preview(
+        self, config: ServerConfigInfo | None = None, name: str | None = None
+    ) -> PendingRequest:
+        """`server/preview` of a submitted config or a configured server (`LaunchPreviewInfo`)."""
+        params = ServerPreviewParams(config=config, name=name)
+        return self._send("server/preview", params, "The launch preview")
+
+    def test(self, config: ServerConfigInfo) -> PendingRequest:
+        """`server/test`: connect once without adding; chain `.then` for `ServerTestResult`."""
+        params = ServerConfigParams(config=config)
+        return self._send("server/test", params, f"Testing {config.name}")
+
+    def import_config(self, path: str) -> PendingRequest:
+        """`server/import` another host's config file, then reload the list."""
+
+        def on_imported(result: ServerImportResult) -> None:
+            if result.added:
+                self.refresh()
+
+        params = ServerImportParams(path=path)
+        return self._send("server/import", params, "Importing", on_imported)
+
+    def set_secret(self, name: str, value: str | None) -> PendingRequest:
+        """Store (or, with an empty value, remove) a `${secret:NAME}` value in the keyring."""
+        params = SecretSetParams(name=name, value=value or None)
+        return self._send("server/set_secret", params, f"Storing secret {name}")
+
+    def refresh_grants(self) -> PendingRequest:
+        def on_list(result: GrantListResult) -> None:
+            self.grants.set_all(result.grants)
+
+        return self._send("grant/list", Done(), "Listing grants", on_list)
+
+    def revoke_grant(self, grant: GrantInfo) -> PendingRequest:
+        key = (grant.thread_id, grant.server, grant.tool)
+        params = GrantRevokeParams(thread_id=grant.thread_id, server=grant.server, tool=grant.tool)
+        return self._send(
+            "grant/revoke", params, f"Revoking {grant.server}/{grant.tool}",
+            lambda _done: self.grants.remove(key),
+        )  # fmt: skip
+
+    def _on_list(self, result: ServerListResult) -> None:
+        self.servers.set_list(result)
+
+    def _send(
+        self,
+        method: str,
+        params: WireModel,
+        what: str,
+        on_result: ResultCallback | None = None,
+    ) -> PendingRequest:
+        def on_error(error: ErrorObject) -> None:
+            logger.warning("%s failed: %s (%s)", what, error.message, error.code)
+            self.error_reported.emit(f"{what} failed: {error.message}")
+
+        return self._sender.request(method, params).then(on_result, on_error)
