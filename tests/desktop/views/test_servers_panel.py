@@ -20,11 +20,13 @@ from desktop.views.servers_panel import ServersPanelDialog
 from sidecar.protocol import ErrorObject
 from sidecar.protocol.servers import (
     Done,
+    SecretSetParams,
     ServerConfigInfo,
     ServerConfigParams,
     ServerInfo,
     ServerListResult,
     ServerLogsResult,
+    ServerPreviewParams,
     ServerRef,
     ServerSetEnabledParams,
     ServerStatusParams,
@@ -270,3 +272,47 @@ def test_importing_a_claude_desktop_config_adds_its_servers(
     assert report.text_view.toPlainText().splitlines()[:3] == [
         "Added: fetch", "Skipped:", "  time: already configured",
     ]  # fmt: skip
+
+
+def test_set_secret_sends_the_name_and_value_and_closes_on_success(
+    qtbot: QtBot, panel: ServersPanelDialog, fake_sender: FakeSender
+):
+    qtbot.mouseClick(panel.secret_button, LEFT)
+    dialog = panel.secret_dialog
+    assert dialog is not None
+    dialog.name_edit.setText("GITHUB_TOKEN")
+    dialog.value_edit.setText("ghp_x")
+    qtbot.mouseClick(dialog.save_button, LEFT)
+    params, pending = fake_sender.last("server/set_secret")
+    assert params == SecretSetParams(name="GITHUB_TOKEN", value="ghp_x")
+    pending.resolve(Done())
+    assert not dialog.isVisible()
+
+
+def test_an_invalid_secret_name_is_shown_and_not_sent(
+    qtbot: QtBot, panel: ServersPanelDialog, fake_sender: FakeSender
+):
+    qtbot.mouseClick(panel.secret_button, LEFT)
+    dialog = panel.secret_dialog
+    assert dialog is not None
+    dialog.name_edit.setText("has space")
+    qtbot.mouseClick(dialog.save_button, LEFT)
+    assert dialog.isVisible() and dialog.error_label.isVisible()
+    assert "server/set_secret" not in fake_sender.methods()
+
+
+def test_the_edit_dialog_previews_the_config_in_the_form(
+    qtbot: QtBot, panel: ServersPanelDialog, fake_sender: FakeSender
+):
+    qtbot.mouseClick(panel.add_button, LEFT)
+    dialog = panel.edit_dialog
+    assert dialog is not None
+    dialog.name_edit.setText("remote")
+    dialog.url_edit.setText("http://127.0.0.1:3001/mcp")
+    qtbot.mouseClick(dialog.preview_button, LEFT)
+    params, pending = fake_sender.last("server/preview")
+    assert params == ServerPreviewParams(
+        config=ServerConfigInfo(name="remote", url="http://127.0.0.1:3001/mcp")
+    )
+    pending.reject(ErrorObject(code=-32602, message="bad url"))
+    assert dialog.error_label.text() == "bad url"
