@@ -18,12 +18,15 @@ from sidecar.handlers.registry import load_all
 from sidecar.handlers.servers import status_notification
 from sidecar.handlers.services import Services
 from sidecar.host.config import ConfigFile
+from sidecar.host.features import HostFeatures
+from sidecar.host.features_sampling import LMSampler
 from sidecar.host.host import ServerSpec, ServerStatus, ToolHost
 from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
 from sidecar.protocol import RunEventParams
 from sidecar.rpc.framing import FrameWriter, read_frames
 from sidecar.rpc.server import Route, RpcServer
+from sidecar.runtime.live import LiveInterrupts
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Store, open_database
 
@@ -131,12 +134,16 @@ class SidecarApp:
         self.store = Store(self.db)
         self.settings = settings_mod.SettingsFile(data / "settings.json")
         workspace = settings_mod.resolve_workspace(self.settings.load(), os.environ, data)
+        self.planner = PlannerProvider(self.settings, os.environ)
+        self.features = HostFeatures(workspace, sampler=LMSampler(self.planner.config))
         self.host = ToolHost(
             [workspace_spec(workspace), sandbox_spec(data / "sandbox")],
             config_file=ConfigFile(data / "mcp.json"),
+            features=self.features,
         )
-        self.planner = PlannerProvider(self.settings, os.environ)
-        self.runs = RunManager(self.store, self._notify_run_event, self._graph_factory)
+        self.features.add_listener(self._on_server_notification)
+        live = LiveInterrupts(self.store, self.features.calls)
+        self.runs = RunManager(self.store, self._notify_run_event, self._graph_factory, live=live)
         self.runs.recover_after_crash()
         self.services = Services(
             store=self.store,
@@ -148,6 +155,7 @@ class SidecarApp:
             model_configured=lambda: self.planner.config() is not None,
             warm_up=self.warm_up,
             workspace_changed=self._workspace_changed,
+            features=self.features,
         )
         routes = {
             name: Route(bound.params, bound.handler)
@@ -192,6 +200,11 @@ class SidecarApp:
 
     async def _workspace_changed(self, root: Path) -> None:
         await self.host.replace(workspace_spec(root))
+        await self.features.set_workspace(root)
+
+    async def _on_server_notification(self, server: str, method: str) -> None:
+        if method == "notifications/tools/list_changed":
+            await self.host.refresh_tools(server)
 
     async def run(self, stdin: asyncio.StreamReader) -> None:
         """Serve until EOF on stdin or a `shutdown` request, then close everything."""

@@ -213,6 +213,8 @@ class Connection:
                 raise leaf from None
             raise _Crash(redact(self._describe(leaf))) from exc
         finally:
+            if self.client is not None:
+                self.features.disconnected(self.spec.name)
             self.client = None
             self._process = None
             self.closed.set()
@@ -256,6 +258,7 @@ class Connection:
     async def _serve(self, client: Client, closed: asyncio.Event) -> None:
         self.client = client
         self.closed = closed
+        await self.features.connected(self.spec.name, client)
         started = time.monotonic()
         await self.refresh_tools(initial=True)
         self.attempt_done.set()
