@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Field
 
 from sidecar.protocol.models import ErrorInfo, InterruptInfo, MessageInfo, WireModel
+from sidecar.protocol.plans import PlanInfo, TaskInfo
 
 
 class RunStarted(WireModel):
@@ -62,6 +63,31 @@ class InterruptEvent(WireModel):
     interrupt: InterruptInfo
 
 
+class PlanUpdate(WireModel):
+    """A plan was proposed, approved, edited, replanned or ended (its tasks included)."""
+
+    type: Literal["plan_update"] = "plan_update"
+    plan: PlanInfo
+
+
+class TaskUpdate(WireModel):
+    """A task changed: status, attempt, activity, usage, stall badge or result."""
+
+    type: Literal["task_update"] = "task_update"
+    task: TaskInfo
+
+
+class SubagentEvent(WireModel):
+    """An event of a subagent's own run, nested under its task. `event` is a run event body
+    (same shapes as this union: token, tool_call, tool_progress, tool_result, message, ...); a
+    strong agent's normalized events arrive as `tool_progress` of its agents call."""
+
+    type: Literal["subagent_event"] = "subagent_event"
+    task_id: str
+    sub_thread_id: str | None = None
+    event: dict[str, Any]
+
+
 class RunFinished(WireModel):
     """The run stopped cleanly: the turn completed, or it waits on the interrupts sent before."""
 
@@ -88,6 +114,9 @@ RunEventBody: TypeAlias = Annotated[
     | ToolProgress
     | ToolResult
     | InterruptEvent
+    | PlanUpdate
+    | TaskUpdate
+    | SubagentEvent
     | RunFinished
     | RunFailed
     | RunCancelled,

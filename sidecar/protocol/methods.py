@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from sidecar.protocol.coord import COORD_METHODS
 from sidecar.protocol.events import RunEventParams
 from sidecar.protocol.features import FEATURE_METHODS
 from sidecar.protocol.methods_base import MethodSpec
@@ -117,7 +118,12 @@ CORE_METHODS: dict[str, MethodSpec] = {
     "settings/set": MethodSpec(SettingsSetParams, SettingsInfo, "Change settings."),
 }
 
-METHODS: dict[str, MethodSpec] = {**CORE_METHODS, **SERVER_METHODS, **FEATURE_METHODS}
+METHODS: dict[str, MethodSpec] = {
+    **CORE_METHODS,
+    **SERVER_METHODS,
+    **FEATURE_METHODS,
+    **COORD_METHODS,
+}
 
 NOTIFICATIONS: dict[str, type[WireModel]] = {
     "run/event": RunEventParams,

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-
-class WireModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+from sidecar.protocol.models_base import WireModel
+from sidecar.protocol.plans import PlanTaskSpec
 
 ThreadStatus: TypeAlias = Literal["idle", "running", "interrupted", "failed", "cancelled"]
 
@@ -74,6 +72,9 @@ class _InterruptBase(WireModel):
     title: str
     body: str
     run_id: str | None = None
+    task_id: str | None = Field(
+        default=None, description="Raised inside this subagent task (None: the main agent)."
+    )
     live: bool = Field(
         default=False,
         description=(
@@ -155,8 +156,36 @@ class SamplingInterrupt(_InterruptBase):
     call_id: str | None = None
 
 
+class PlanApprovalInterrupt(_InterruptBase):
+    """The planner proposes a plan: the author approves it as is, edits it (reassign, reorder,
+    drop or change tasks) or rejects it. Nothing runs before the answer."""
+
+    kind: Literal["plan_approval"] = "plan_approval"
+    plan_id: str
+    version: int
+    goal: str
+    tasks: tuple[PlanTaskSpec, ...]
+    profiles: tuple[str, ...] = Field(default=(), description="Profile ids tasks may go to.")
+
+
+class EscalationInterrupt(_InterruptBase):
+    """A task stalled or failed after its retries: the author decides what happens next."""
+
+    kind: Literal["escalation"] = "escalation"
+    plan_id: str
+    reason: Literal["stalled", "failed", "budget"]
+    attempts: int
+    error: str | None = None
+    profiles: tuple[str, ...] = ()
+
+
 InterruptInfo: TypeAlias = Annotated[
-    ApprovalInterrupt | QuestionInterrupt | FormInterrupt | SamplingInterrupt,
+    ApprovalInterrupt
+    | QuestionInterrupt
+    | FormInterrupt
+    | SamplingInterrupt
+    | PlanApprovalInterrupt
+    | EscalationInterrupt,
     Field(discriminator="kind"),
 ]
 
@@ -187,3 +216,19 @@ class SamplingValue(WireModel):
 
     decision: Literal["allow", "deny"]
     reason: str | None = None
+
+
+class PlanApprovalValue(WireModel):
+    """Resume value for a `plan_approval` interrupt. `tasks`, when given, replace the proposed
+    tasks (the author's edits) and are validated like the proposal."""
+
+    decision: Literal["approve", "reject"]
+    tasks: tuple[PlanTaskSpec, ...] | None = None
+    reason: str | None = None
+
+
+class EscalationValue(WireModel):
+    """Resume value for an `escalation` interrupt. `reassign` needs `profile`."""
+
+    action: Literal["retry", "reassign", "skip", "abort"]
+    profile: str | None = None

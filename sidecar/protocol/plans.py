@@ -1,0 +1,92 @@
+"""Subagent profiles, task plans and their tasks as they cross the wire (issue 5).
+
+A *profile* says how a subagent runs (configured in `profiles.json` in the data dir, never
+coded). A *plan* is a DAG of tasks proposed by the planner (or `/plan`), approved by the author
+unless the thread is autonomous, and run by the coordinator; every replan bumps its `version`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+from pydantic import Field
+
+from sidecar.protocol.models_base import WireModel
+
+ProfileKind: TypeAlias = Literal["internal", "claude_code", "codex", "openclaw"]
+WorkdirPolicy: TypeAlias = Literal["workspace", "fresh", "worktree"]
+TaskStatus: TypeAlias = Literal[
+    "pending", "running", "waiting", "succeeded", "failed", "cancelled", "skipped"
+]
+PlanStatus: TypeAlias = Literal[
+    "awaiting_approval", "running", "completed", "failed", "aborted", "rejected", "superseded"
+]
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class ProfileInfo(WireModel):
+    """How one kind of subagent runs. Tool patterns are shell-style globs on `<server>__<tool>`;
+    an empty allow list allows every tool the deny list does not name."""
+
+    id: str = Field(pattern=ID_PATTERN)
+    name: str = Field(min_length=1, max_length=100)
+    kind: ProfileKind = "internal"
+    model: str | None = Field(default=None, description="LiteLLM model; None: the thread's.")
+    tools_allowed: tuple[str, ...] = ()
+    tools_denied: tuple[str, ...] = ()
+    may_spawn: bool = Field(default=False, description="May delegate work of its own.")
+    max_depth: int = Field(default=1, ge=1, le=5, description="Nesting depth it may run at.")
+    concurrency: int = Field(default=4, ge=1, le=64, description="Runs of it at once.")
+    timeout: float = Field(default=1800.0, gt=0, description="Seconds per attempt.")
+    stall_seconds: float = Field(
+        default=300.0, gt=0, description="Seconds without an event before a run counts stalled."
+    )
+    max_attempts: int = Field(default=3, ge=1, le=10)
+    budget_tokens: int | None = Field(default=None, ge=1)
+    budget_cost: float | None = Field(default=None, gt=0)
+    workdir: WorkdirPolicy = "workspace"
+
+
+class PlanTaskSpec(WireModel):
+    """One task as proposed (and as the author may edit it before approving)."""
+
+    id: str = Field(pattern=ID_PATTERN)
+    title: str = Field(min_length=1, max_length=200)
+    objective: str = Field(min_length=1, max_length=20_000)
+    profile: str
+    depends_on: tuple[str, ...] = ()
+    success_criteria: str = ""
+
+
+class TaskInfo(WireModel):
+    plan_id: str
+    id: str
+    title: str
+    objective: str
+    profile: str
+    depends_on: tuple[str, ...]
+    success_criteria: str
+    status: TaskStatus
+    attempt: int = Field(description="Attempts started so far (continuations not counted).")
+    activity: str | None = Field(default=None, description="What it is doing now, in a line.")
+    stalled: bool = False
+    started_at: float | None = None
+    finished_at: float | None = None
+    last_event_at: float | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    sub_thread_id: str | None = None
+    session_ref: str | None = Field(default=None, description="A strong agent's session id.")
+    summary: str | None = Field(default=None, description="The task's final result, shortened.")
+    error: str | None = None
+
+
+class PlanInfo(WireModel):
+    id: str
+    thread_id: str
+    goal: str
+    version: int
+    status: PlanStatus
+    created_at: float
+    tasks: tuple[TaskInfo, ...]
