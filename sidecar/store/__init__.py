@@ -4,6 +4,7 @@ LangGraph's checkpoint tables live in the same file (see `sidecar.runtime.checkp
 """
 
 from sidecar.store.db import Database, open_database
+from sidecar.store.plans import OutboxRecord, PlanRecord, TaskRecord
 from sidecar.store.records import (
     GrantRecord,
     InterruptRecord,
@@ -20,8 +21,11 @@ __all__ = [
     "InterruptRecord",
     "JournalRecord",
     "MessageRecord",
+    "OutboxRecord",
+    "PlanRecord",
     "RunRecord",
     "Store",
+    "TaskRecord",
     "ThreadNotFoundError",
     "ThreadRecord",
     "open_database",

@@ -6,7 +6,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+from sidecar.store.plans import PLAN_SCHEMA
+
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -16,7 +18,9 @@ CREATE TABLE IF NOT EXISTS threads (
     status TEXT NOT NULL DEFAULT 'idle',
     last_error TEXT,
     created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
+    updated_at REAL NOT NULL,
+    parent_id TEXT REFERENCES threads(id) ON DELETE CASCADE,
+    autonomous INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS messages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -114,8 +118,26 @@ def open_database(path: Path, *, busy_timeout_ms: int = 10_000) -> Database:
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.executescript(_SCHEMA)
+    _migrate(conn)
+    conn.executescript(PLAN_SCHEMA)
     conn.execute(
-        "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
         (str(SCHEMA_VERSION),),
     )
     return Database(path=path, conn=conn)
+
+
+# Columns added after version 1, as (table, column, definition).
+_ADDED_COLUMNS = (
+    ("threads", "parent_id", "TEXT REFERENCES threads(id) ON DELETE CASCADE"),
+    ("threads", "autonomous", "INTEGER NOT NULL DEFAULT 0"),
+)
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a database written by an older version up to date, in place, losing nothing."""
+    for table, column, definition in _ADDED_COLUMNS:
+        existing = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in existing:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+    conn.execute("CREATE INDEX IF NOT EXISTS threads_by_parent ON threads(parent_id)")

@@ -14,6 +14,7 @@ class ThreadRecord:
     last_error: str | None
     created_at: float
     updated_at: float
+    parent_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

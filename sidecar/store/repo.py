@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from sidecar.store.approvals import ApprovalRepo
 from sidecar.store.db import Database
+from sidecar.store.plans import PlanRepo
 from sidecar.store.records import MessageRecord, StoredToolCall, ThreadRecord
 from sidecar.store.runs import RunRepo
 
@@ -32,6 +33,7 @@ def _thread(row: sqlite3.Row) -> ThreadRecord:
         last_error=row["last_error"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        parent_id=row["parent_id"],
     )
 
 
@@ -49,7 +51,7 @@ def _message(row: sqlite3.Row) -> MessageRecord:
     )
 
 
-class Store(RunRepo, ApprovalRepo):
+class Store(RunRepo, ApprovalRepo, PlanRepo):
     """Threads and the conversation of record, plus runs, interrupts, grants and the journal."""
 
     def __init__(self, db: Database) -> None:
@@ -67,14 +69,42 @@ class Store(RunRepo, ApprovalRepo):
             raise
         self.conn.execute("COMMIT")
 
-    def create_thread(self, title: str) -> ThreadRecord:
+    def create_thread(
+        self, title: str, *, parent_id: str | None = None, thread_id: str | None = None
+    ) -> ThreadRecord:
+        """A thread; with `parent_id`, a subagent's sub-thread (hidden from the thread list,
+        deleted with its parent)."""
         now = time.time()
-        thread_id = uuid.uuid4().hex
+        thread_id = thread_id or uuid.uuid4().hex
         self.conn.execute(
-            "INSERT INTO threads(id, title, status, created_at, updated_at) VALUES (?,?,?,?,?)",
-            (thread_id, title, "idle", now, now),
+            "INSERT INTO threads(id, title, status, created_at, updated_at, parent_id)"
+            " VALUES (?,?,?,?,?,?)",
+            (thread_id, title, "idle", now, now, parent_id),
         )
         return ThreadRecord(thread_id, title, "idle", None, now, now)
+
+    def has_thread(self, thread_id: str) -> bool:
+        row = self.conn.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone()
+        return row is not None
+
+    def sub_threads(self, thread_id: str) -> list[str]:
+        """Every sub-thread under `thread_id`, at any depth."""
+        rows = self.conn.execute(
+            "WITH RECURSIVE sub(id) AS (SELECT id FROM threads WHERE parent_id = ?"
+            " UNION ALL SELECT t.id FROM threads t JOIN sub ON t.parent_id = sub.id)"
+            " SELECT id FROM sub",
+            (thread_id,),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def is_autonomous(self, thread_id: str) -> bool:
+        row = self.conn.execute(
+            "SELECT autonomous FROM threads WHERE id = ?", (thread_id,)
+        ).fetchone()
+        return bool(row[0]) if row is not None else False
+
+    def set_autonomous(self, thread_id: str, autonomous: bool) -> None:
+        self._update_thread(thread_id, "autonomous = ?", (int(autonomous),))
 
     def get_thread(self, thread_id: str) -> ThreadRecord:
         """Raises:
@@ -85,7 +115,9 @@ class Store(RunRepo, ApprovalRepo):
         return _thread(row)
 
     def list_threads(self) -> list[ThreadRecord]:
-        rows = self.conn.execute("SELECT * FROM threads ORDER BY updated_at DESC, id").fetchall()
+        rows = self.conn.execute(
+            "SELECT * FROM threads WHERE parent_id IS NULL ORDER BY updated_at DESC, id"
+        ).fetchall()
         return [_thread(r) for r in rows]
 
     def rename_thread(self, thread_id: str, title: str) -> ThreadRecord:

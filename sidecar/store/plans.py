@@ -1,0 +1,309 @@
+"""Plans, their tasks, and the durable outbox of subagent envelopes.
+
+Task rows carry a `version` column: every change is a compare-and-set on it
+(`update_task(..., expected_version=...)`), so of two writers racing on one task (the runner
+finishing it, the author cancelling it) exactly one wins and the other sees it lost.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any, cast
+
+PLAN_SCHEMA = """
+CREATE TABLE IF NOT EXISTS plans (
+    id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+    goal TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    call_id TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS plans_by_thread ON plans(thread_id, created_at);
+CREATE TABLE IF NOT EXISTS tasks (
+    plan_id TEXT NOT NULL REFERENCES plans(id) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    objective TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    depends_on TEXT NOT NULL,
+    success_criteria TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempt INTEGER NOT NULL DEFAULT 0,
+    version INTEGER NOT NULL DEFAULT 0,
+    activity TEXT,
+    stalled INTEGER NOT NULL DEFAULT 0,
+    started_at REAL,
+    finished_at REAL,
+    last_event_at REAL,
+    tokens_in INTEGER NOT NULL DEFAULT 0,
+    tokens_out INTEGER NOT NULL DEFAULT 0,
+    cost REAL NOT NULL DEFAULT 0,
+    sub_thread_id TEXT,
+    session_ref TEXT,
+    summary TEXT,
+    error TEXT,
+    PRIMARY KEY (plan_id, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS outbox (
+    id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+    plan_id TEXT,
+    task_id TEXT,
+    sender TEXT NOT NULL,
+    receiver TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    artifacts TEXT NOT NULL,
+    reply_to TEXT,
+    created_at REAL NOT NULL,
+    acked_at REAL
+);
+CREATE INDEX IF NOT EXISTS outbox_unacked ON outbox(thread_id, acked_at);
+"""
+
+FINAL_TASK_STATES = frozenset({"succeeded", "failed", "cancelled", "skipped"})
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRecord:
+    id: str
+    thread_id: str
+    goal: str
+    version: int
+    status: str
+    call_id: str | None
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    plan_id: str
+    id: str
+    seq: int
+    title: str
+    objective: str
+    profile: str
+    depends_on: tuple[str, ...]
+    success_criteria: str
+    status: str
+    attempt: int
+    version: int
+    activity: str | None
+    stalled: bool
+    started_at: float | None
+    finished_at: float | None
+    last_event_at: float | None
+    tokens_in: int
+    tokens_out: int
+    cost: float
+    sub_thread_id: str | None
+    session_ref: str | None
+    summary: str | None
+    error: str | None
+
+    @property
+    def final(self) -> bool:
+        return self.status in FINAL_TASK_STATES
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRecord:
+    id: str
+    thread_id: str
+    plan_id: str | None
+    task_id: str | None
+    sender: str
+    receiver: str
+    kind: str
+    payload: dict[str, Any]
+    artifacts: tuple[str, ...]
+    reply_to: str | None
+    created_at: float
+    acked_at: float | None
+
+
+_TASK_FIELDS = frozenset(f.name for f in fields(TaskRecord)) - {"plan_id", "id", "version"}
+
+
+def _task(row: sqlite3.Row) -> TaskRecord:
+    data = dict(row)
+    data["depends_on"] = tuple(json.loads(data["depends_on"]))
+    data["stalled"] = bool(data["stalled"])
+    return TaskRecord(**data)
+
+
+def _outbox(row: sqlite3.Row) -> OutboxRecord:
+    data = dict(row)
+    data["payload"] = json.loads(data["payload"])
+    data["artifacts"] = tuple(json.loads(data["artifacts"]))
+    return OutboxRecord(**data)
+
+
+class PlanRepo:
+    conn: sqlite3.Connection
+
+    def create_plan(self, plan_id: str, thread_id: str, goal: str, call_id: str | None) -> None:
+        now = time.time()
+        self.conn.execute(
+            "INSERT INTO plans(id, thread_id, goal, version, status, call_id, created_at,"
+            " updated_at) VALUES (?,?,?,?,?,?,?,?)",
+            (plan_id, thread_id, goal, 0, "awaiting_approval", call_id, now, now),
+        )
+
+    def get_plan(self, plan_id: str) -> PlanRecord | None:
+        row = self.conn.execute("SELECT * FROM plans WHERE id = ?", (plan_id,)).fetchone()
+        return PlanRecord(**dict(row)) if row is not None else None
+
+    def plans(self, thread_id: str) -> list[PlanRecord]:
+        rows = self.conn.execute(
+            "SELECT * FROM plans WHERE thread_id = ? ORDER BY created_at, id", (thread_id,)
+        ).fetchall()
+        return [PlanRecord(**dict(r)) for r in rows]
+
+    def set_plan_status(self, plan_id: str, status: str, call_id: str | None = None) -> None:
+        self.conn.execute(
+            "UPDATE plans SET status = ?, call_id = COALESCE(?, call_id), updated_at = ?"
+            " WHERE id = ?",
+            (status, call_id, time.time(), plan_id),
+        )
+
+    def replace_open_tasks(self, plan_id: str, goal: str, specs: Sequence[dict[str, Any]]) -> int:
+        """A new version of the plan: tasks not yet succeeded are replaced by `specs` (in
+        order); succeeded tasks stay as they are. Returns the new version."""
+        with_tx = not self.conn.in_transaction
+        if with_tx:
+            self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute(
+                "DELETE FROM tasks WHERE plan_id = ? AND status != 'succeeded'", (plan_id,)
+            )
+            for seq, spec in enumerate(specs):
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO tasks(plan_id, id, seq, title, objective, profile,"
+                    " depends_on, success_criteria, status) VALUES (?,?,?,?,?,?,?,?,'pending')",
+                    (
+                        plan_id,
+                        spec["id"],
+                        seq,
+                        spec["title"],
+                        spec["objective"],
+                        spec["profile"],
+                        json.dumps(list(spec["depends_on"])),
+                        spec["success_criteria"],
+                    ),
+                )
+            self.conn.execute(
+                "UPDATE plans SET version = version + 1, goal = ?, updated_at = ? WHERE id = ?",
+                (goal, time.time(), plan_id),
+            )
+            version = int(
+                self.conn.execute("SELECT version FROM plans WHERE id = ?", (plan_id,)).fetchone()[
+                    0
+                ]
+            )
+        except BaseException:
+            if with_tx:
+                self.conn.execute("ROLLBACK")
+            raise
+        if with_tx:
+            self.conn.execute("COMMIT")
+        return version
+
+    def tasks(self, plan_id: str) -> list[TaskRecord]:
+        rows = self.conn.execute(
+            "SELECT * FROM tasks WHERE plan_id = ? ORDER BY seq, id", (plan_id,)
+        ).fetchall()
+        return [_task(r) for r in rows]
+
+    def get_task(self, plan_id: str, task_id: str) -> TaskRecord | None:
+        row = self.conn.execute(
+            "SELECT * FROM tasks WHERE plan_id = ? AND id = ?", (plan_id, task_id)
+        ).fetchone()
+        return _task(row) if row is not None else None
+
+    def update_task(
+        self, plan_id: str, task_id: str, expected_version: int, **changes: object
+    ) -> TaskRecord | None:
+        """Compare-and-set: apply `changes` only if the row is still at `expected_version`.
+        Returns the new row, or None when another writer changed it first."""
+        unknown = set(changes) - _TASK_FIELDS
+        if unknown:
+            raise ValueError(f"not task fields: {sorted(unknown)}")
+        values = [
+            json.dumps(list(cast(Sequence[str], v))) if k == "depends_on" else v
+            for k, v in changes.items()
+        ]
+        assignments = "".join(f"{k} = ?, " for k in changes)
+        cur = self.conn.execute(
+            f"UPDATE tasks SET {assignments}version = version + 1"
+            " WHERE plan_id = ? AND id = ? AND version = ?",
+            (*values, plan_id, task_id, expected_version),
+        )
+        if cur.rowcount == 0:
+            return None
+        return self.get_task(plan_id, task_id)
+
+    def put_envelope(
+        self,
+        envelope_id: str,
+        thread_id: str,
+        *,
+        sender: str,
+        receiver: str,
+        kind: str,
+        payload: dict[str, Any],
+        plan_id: str | None = None,
+        task_id: str | None = None,
+        artifacts: Sequence[str] = (),
+        reply_to: str | None = None,
+        created_at: float | None = None,
+    ) -> None:
+        """Write an envelope to the outbox (once: the same id again is ignored)."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO outbox(id, thread_id, plan_id, task_id, sender, receiver,"
+            " kind, payload, artifacts, reply_to, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                envelope_id,
+                thread_id,
+                plan_id,
+                task_id,
+                sender,
+                receiver,
+                kind,
+                json.dumps(payload),
+                json.dumps(list(artifacts)),
+                reply_to,
+                created_at if created_at is not None else time.time(),
+            ),
+        )
+
+    def unacked_envelopes(self, thread_id: str, plan_id: str | None = None) -> list[OutboxRecord]:
+        rows = self.conn.execute(
+            "SELECT * FROM outbox WHERE thread_id = ? AND acked_at IS NULL"
+            " AND (? IS NULL OR plan_id = ?) ORDER BY created_at, id",
+            (thread_id, plan_id, plan_id),
+        ).fetchall()
+        return [_outbox(r) for r in rows]
+
+    def envelopes(self, thread_id: str) -> list[OutboxRecord]:
+        rows = self.conn.execute(
+            "SELECT * FROM outbox WHERE thread_id = ? ORDER BY created_at, id", (thread_id,)
+        ).fetchall()
+        return [_outbox(r) for r in rows]
+
+    def ack_envelope(self, envelope_id: str) -> bool:
+        """Mark consumed; False if it already was (the consumer must not act twice)."""
+        cur = self.conn.execute(
+            "UPDATE outbox SET acked_at = ? WHERE id = ? AND acked_at IS NULL",
+            (time.time(), envelope_id),
+        )
+        return cur.rowcount == 1
