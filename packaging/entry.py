@@ -15,6 +15,9 @@ def main() -> None:
     elif role == "--mcp-sandbox":
         del sys.argv[1]
         from mcp_servers.sandbox.__main__ import main as run
+    elif role == "--mcp-agents":
+        del sys.argv[1]
+        from mcp_servers.agents.__main__ import main as run
     else:
         from desktop.app import main as run
     run()

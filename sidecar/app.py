@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from sidecar import settings as settings_mod
+from sidecar.coord.profiles import ProfilesFile
+from sidecar.graph.subagents.control import Coordinator, Timings
 from sidecar.handlers.registry import load_all
 from sidecar.handlers.servers import status_notification
 from sidecar.handlers.services import Services
@@ -90,6 +92,30 @@ def sandbox_spec(workdir: Path) -> ServerSpec:
     return ServerSpec(name="sandbox", target=target, trusted=True)
 
 
+def agents_spec(data: Path) -> ServerSpec:
+    """The strong-agent controllers (Claude Code, Codex, OpenClaw) as a built-in stdio server.
+    The CLIs need the author's own environment (PATH, their keys and base URLs)."""
+
+    def target() -> Any:
+        from mcp import StdioServerParameters
+
+        role = ["--mcp-agents"] if getattr(sys, "frozen", False) else ["-m", "mcp_servers.agents"]
+        args = [*role, "--trace-dir", str(data / "traces")]
+        return StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
+
+    return ServerSpec(name="agents", target=target, trusted=True)
+
+
+def coordinator_timings(env: Mapping[str, str]) -> Timings:
+    """`ATRIUM_COORD_BACKOFF` (seconds, the first retry's delay) shortens the coordinator's
+    delays, e.g. in tests."""
+    raw = env.get("ATRIUM_COORD_BACKOFF")
+    if not raw:
+        return Timings()
+    base = float(raw)
+    return Timings(backoff_base=base, backoff_cap=base * 8, continuation_delay=base)
+
+
 class PlannerProvider:
     """Resolves the model configuration on every turn (settings may have changed) and reuses a
     planner for as long as the configuration stays the same."""
@@ -98,6 +124,7 @@ class PlannerProvider:
         self._settings = settings
         self._env = env
         self._cached: tuple[LMConfig, DspyPlanner] | None = None
+        self._others: dict[str, tuple[LMConfig, DspyPlanner]] = {}
 
     def config(self) -> LMConfig | None:
         from sidecar.llm.config import resolve_lm_config
@@ -112,6 +139,19 @@ class PlannerProvider:
         if self._cached is None or self._cached[0] != config:
             self._cached = (config, DspyPlanner(config))
         return self._cached[1]
+
+    def for_model(self, model: str) -> DspyPlanner | None:
+        """A planner on another model (a subagent profile's), same endpoint and key."""
+        import dataclasses
+
+        config = self.config()
+        if config is None:
+            return None
+        key = dataclasses.replace(config, model=model)
+        cached = self._others.get(model)
+        if cached is None or cached[0] != key:
+            cached = self._others[model] = (key, DspyPlanner(key))
+        return cached[1]
 
 
 def _keyring_lookup(name: str) -> str | None:
@@ -137,13 +177,21 @@ class SidecarApp:
         self.planner = PlannerProvider(self.settings, os.environ)
         self.features = HostFeatures(workspace, sampler=LMSampler(self.planner.config))
         self.host = ToolHost(
-            [workspace_spec(workspace), sandbox_spec(data / "sandbox")],
+            [workspace_spec(workspace), sandbox_spec(data / "sandbox"), agents_spec(data)],
             config_file=ConfigFile(data / "mcp.json"),
             features=self.features,
         )
         self.features.add_listener(self._on_server_notification)
         live = LiveInterrupts(self.store, self.features.calls)
-        self.runs = RunManager(self.store, self._notify_run_event, self._graph_factory, live=live)
+        self.profiles = ProfilesFile(data / "profiles.json")
+        self.coordinator = Coordinator(coordinator_timings(os.environ))
+        self.runs = RunManager(
+            self.store,
+            self._notify_run_event,
+            self._graph_factory,
+            live=live,
+            profiles=self.profiles.profiles,
+        )
         self.runs.recover_after_crash()
         self.services = Services(
             store=self.store,
@@ -156,6 +204,8 @@ class SidecarApp:
             warm_up=self.warm_up,
             workspace_changed=self._workspace_changed,
             features=self.features,
+            profiles=self.profiles,
+            coordinator=self.coordinator,
         )
         routes = {
             name: Route(bound.params, bound.handler)
@@ -177,9 +227,24 @@ class SidecarApp:
         from sidecar.runtime.checkpoints import open_checkpointer
 
         saver = open_checkpointer(self.db.conn)
-        deps = GraphDeps(self.store, self.host, self.planner, _how_to_configure)
-        graph: Any = build_graph(deps)
-        return graph.compile(checkpointer=saver), saver
+        deps = GraphDeps(
+            self.store,
+            self.host,
+            self.planner,
+            _how_to_configure,
+            profiles=self.profiles.profiles,
+            coordinator=self.coordinator,
+            workspace=self._workspace,
+            data_dir=self.data,
+            planner_for=self.planner.for_model,
+        )
+        builder: Any = build_graph(deps)
+        graph: Any = builder.compile(checkpointer=saver)
+        deps.compiled.set(graph, saver)
+        return graph, saver
+
+    def _workspace(self) -> Path:
+        return settings_mod.resolve_workspace(self.settings.load(), os.environ, self.data)
 
     def warm_up(self) -> None:
         """Pay for the heavy imports in the background once the desktop is talking to us, so

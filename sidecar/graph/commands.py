@@ -26,9 +26,23 @@ class CallCommand:
     arguments: dict[str, Any]
 
 
-Command = ToolsCommand | CallCommand
+@dataclass(frozen=True, slots=True)
+class DelegateCommand:
+    profile: str
+    task: str
 
-USAGE = "Commands: /tools, /call <server>__<tool> {json arguments}"
+
+@dataclass(frozen=True, slots=True)
+class PlanCommand:
+    raw: str
+
+
+Command = ToolsCommand | CallCommand | DelegateCommand | PlanCommand
+
+USAGE = (
+    "Commands: /tools, /call <server>__<tool> {json arguments}, /delegate <profile> <task>, "
+    '/plan {"goal": ..., "tasks": [...]}'
+)
 
 
 def is_command(text: str) -> bool:
@@ -52,4 +66,13 @@ def parse_command(text: str) -> Command:
         if not isinstance(args, dict):
             raise CommandError(f"arguments must be a JSON object. {USAGE}")
         return CallCommand(name=name, arguments=cast(dict[str, Any], args))
+    if head == "/delegate":
+        profile, _, task = rest.strip().partition(" ")
+        if not profile or not task.strip():
+            raise CommandError(f"/delegate needs a profile and a task. {USAGE}")
+        return DelegateCommand(profile=profile, task=task.strip())
+    if head == "/plan":
+        if not rest.strip():
+            raise CommandError(f"/plan needs the plan as JSON. {USAGE}")
+        return PlanCommand(raw=rest.strip())
     raise CommandError(f"unknown command {head!r}. {USAGE}")

@@ -20,6 +20,12 @@ def append_or_reset(
     return [*left, *right]
 
 
+def last_value(left: Any, right: Any) -> Any:
+    """Last write wins, also when several parallel subagents write in one step."""
+    del left
+    return right
+
+
 class _TurnKeys(TypedDict):
     thread_id: str
     turn_id: str
@@ -34,3 +40,20 @@ class TurnState(_TurnKeys, total=False):
     question: dict[str, Any] | None
     route: str
     answer: str | None
+    # Subagents: who this turn's agent is (None on the author's own thread) and how many
+    # planner steps it took; the dispatch node's current plan call, plan and phase.
+    agent: dict[str, Any] | None
+    steps: int
+    incomplete: bool
+    plan_call: dict[str, Any] | None
+    dispatching: Annotated[str | None, last_value]
+    dispatch_phase: Annotated[str | None, last_value]
+
+
+class SubagentInput(TypedDict):
+    """What `Send` hands the subagent node: one task of one plan."""
+
+    thread_id: str
+    plan_id: str
+    task_id: str
+    depth: int

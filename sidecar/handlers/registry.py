@@ -56,7 +56,16 @@ registry = Registry()
 
 def load_all() -> Registry:
     """Import every handler module (registering them) and return the registry."""
-    from sidecar.handlers import features, lifecycle, runs, servers, settings, threads, tools
+    from sidecar.handlers import (
+        coord,
+        features,
+        lifecycle,
+        runs,
+        servers,
+        settings,
+        threads,
+        tools,
+    )
 
-    del features, lifecycle, runs, servers, settings, threads, tools
+    del coord, features, lifecycle, runs, servers, settings, threads, tools
     return registry

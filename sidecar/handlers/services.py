@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sidecar.coord.profiles import ProfilesFile
+from sidecar.graph.subagents.control import Coordinator
 from sidecar.host.features import HostFeatures
 from sidecar.host.host import ToolHost
 from sidecar.runtime.runs import RunManager
@@ -27,3 +29,5 @@ class Services:
     warm_up: Callable[[], None]
     shutdown_requested: asyncio.Event = field(default_factory=asyncio.Event)
     features: HostFeatures | None = None
+    profiles: ProfilesFile | None = None
+    coordinator: Coordinator = field(default_factory=Coordinator)

@@ -56,6 +56,7 @@ async def delete(svc: Services, params: ThreadRef) -> Empty:
     with typed_errors():
         svc.store.get_thread(params.thread_id)
         await svc.runs.cancel(params.thread_id)
+        sub_threads = tuple(svc.store.sub_threads(params.thread_id))
         svc.store.delete_thread(params.thread_id)
-    await svc.runs.forget(params.thread_id)
+    await svc.runs.forget(params.thread_id, sub_threads)
     return Empty()

@@ -19,6 +19,7 @@ server; on 2026-07-28 sessions they run in the caller's task and `current_call()
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
@@ -47,7 +48,7 @@ class AskAuthor(Protocol):
     """
 
     async def __call__(
-        self, call: InFlightCall, payload: dict[str, Any], check: AnswerCheck | None
+        self, call: InFlightCall | None, payload: dict[str, Any], check: AnswerCheck | None
     ) -> dict[str, Any]: ...
 
 
@@ -129,6 +130,36 @@ class InFlightCalls:
 
 _RUN: ContextVar[RunBinding | None] = ContextVar("atrium_run_binding", default=None)
 _CALL: ContextVar[InFlightCall | None] = ContextVar("atrium_in_flight_call", default=None)
+_TASK: ContextVar[str | None] = ContextVar("atrium_subagent_task", default=None)
+
+
+def current_run() -> RunBinding | None:
+    """The run this task belongs to (see `bind_run`)."""
+    return _RUN.get()
+
+
+def current_task() -> str | None:
+    """The subagent task this code runs for (see `task_scope`); None: the main agent."""
+    return _TASK.get()
+
+
+def fresh_context(task_id: str) -> contextvars.Context:
+    """An empty context carrying only this run's binding and the task: a subagent's own graph
+    runs in it, so nothing of the parent graph's configuration leaks into the child."""
+    context = contextvars.Context()
+    context.run(_RUN.set, _RUN.get())
+    context.run(_TASK.set, task_id)
+    return context
+
+
+@contextmanager
+def task_scope(task_id: str) -> Generator[None]:
+    """Mark work done for a subagent task, so what it asks the author names the task."""
+    token = _TASK.set(task_id)
+    try:
+        yield
+    finally:
+        _TASK.reset(token)
 
 
 def current_call() -> InFlightCall | None:

@@ -70,7 +70,12 @@ async def drive(
     return RunFinished(outcome="completed")
 
 
+_INTERNAL_CHUNKS = frozenset({"usage"})
+
+
 def _forward(emit: RunEmitter, chunk: Any) -> None:
+    if chunk.get("type") in _INTERNAL_CHUNKS:
+        return
     try:
         emit(graph_event(chunk))
     except ValidationError:

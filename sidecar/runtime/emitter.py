@@ -11,7 +11,8 @@ EventSink = Callable[[RunEventParams], None]
 
 # Token events are the stream of the answer, which persist writes whole; storing each token
 # would make a turn's storage grow with its length for nothing.
-_EPHEMERAL = frozenset({"token", "tool_progress"})
+# A subagent's own events are in its sub-thread's conversation already.
+_EPHEMERAL = frozenset({"token", "tool_progress", "subagent_event"})
 
 
 class RunEmitter:

@@ -30,15 +30,29 @@ from sidecar.host.features_calls import (
     InFlightCalls,
     LiveInterruptDropped,
     RunBinding,
+    current_task,
 )
 from sidecar.protocol import InterruptEvent
-from sidecar.protocol.models import FormValue, SamplingValue
+from sidecar.protocol.models import (
+    ApprovalValue,
+    EscalationValue,
+    FormValue,
+    QuestionValue,
+    SamplingValue,
+)
 from sidecar.runtime.emitter import RunEmitter
 from sidecar.runtime.errors import InvalidResumeValueError, NoSuchInterruptError
 from sidecar.runtime.wire import interrupt_from_payload
 from sidecar.store import Store
 
-VALUE_MODELS: dict[str, type[BaseModel]] = {"form": FormValue, "sampling": SamplingValue}
+VALUE_MODELS: dict[str, type[BaseModel]] = {
+    "form": FormValue,
+    "sampling": SamplingValue,
+    # Subagents' interrupts are live too: the parent run keeps running while they wait.
+    "approval": ApprovalValue,
+    "question": QuestionValue,
+    "escalation": EscalationValue,
+}
 
 
 @dataclass(eq=False)
@@ -62,7 +76,7 @@ class LiveInterrupts:
         """The host's view of one run: bind it to the run's task with `bind_run`."""
 
         async def ask(
-            call: InFlightCall, payload: dict[str, Any], check: AnswerCheck | None
+            call: InFlightCall | None, payload: dict[str, Any], check: AnswerCheck | None
         ) -> dict[str, Any]:
             return await self._ask(emit, call, payload, check)
 
@@ -104,19 +118,27 @@ class LiveInterrupts:
     async def _ask(
         self,
         emit: RunEmitter,
-        call: InFlightCall,
+        call: InFlightCall | None,
         payload: dict[str, Any],
         check: AnswerCheck | None,
     ) -> dict[str, Any]:
+        """Without `call` (a subagent's own question) it waits until answered or the run ends."""
         interrupt_id = uuid.uuid4().hex
-        body = {**payload, "live": True, "call_id": call.call_id}
+        body: dict[str, Any] = {**payload, "live": True}
+        if call is not None:
+            body["call_id"] = call.call_id
+        task_id = current_task()
+        if task_id is not None and "task_id" not in body:
+            body["task_id"] = task_id
         info = interrupt_from_payload(interrupt_id, emit.run_id, body)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         pending = _Pending(emit.thread_id, emit.run_id, info.kind, future, check)
         self._pending[interrupt_id] = pending
         self._store.save_interrupt(interrupt_id, emit.thread_id, emit.run_id, info.kind, body)
         emit(InterruptEvent(interrupt=info))
-        call_over = asyncio.ensure_future(call.done.wait())
+        call_over = asyncio.ensure_future(
+            call.done.wait() if call is not None else asyncio.Event().wait()
+        )
         try:
             await asyncio.wait({future, call_over}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -125,17 +147,14 @@ class LiveInterrupts:
             if not future.done():
                 future.cancel()
             if future.cancelled():
-                self._drop(emit.thread_id)
+                self._drop_one(interrupt_id)
         if future.cancelled():
             raise LiveInterruptDropped(interrupt_id)
         return future.result()
 
-    def _drop(self, thread_id: str) -> None:
-        """Mark the thread's unanswered live interrupts dropped. While a run is running, the
-        thread's only pending interrupts are live ones (graph interrupts are recorded when a
-        run ends), so dropping the thread's pending set is exact once none is still waiting."""
-        if not any(p.thread_id == thread_id for p in self._pending.values()):
-            self._store.drop_pending_interrupts(thread_id)
+    def _drop_one(self, interrupt_id: str) -> None:
+        """Mark one unanswered live interrupt dropped (its call or run ended first)."""
+        self._store.drop_interrupt(interrupt_id)
 
 
 def drop_after_crash(store: Store, thread_id: str, run_id: str) -> None:

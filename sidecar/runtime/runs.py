@@ -11,9 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from sidecar.coord.dag import PlanError, parse_tasks, validate_plan
+from sidecar.coord.profiles import DEFAULT_PROFILES, Profile
 from sidecar.graph.commands import is_command
 from sidecar.host.features_calls import bind_run
-from sidecar.protocol import ApprovalValue, QuestionValue
+from sidecar.protocol import ApprovalValue, PlanApprovalValue, QuestionValue
 from sidecar.runtime.drive import drive
 from sidecar.runtime.emitter import EventSink, RunEmitter
 from sidecar.runtime.errors import (
@@ -30,6 +32,7 @@ log = logging.getLogger(__name__)
 _RESUME_MODELS: dict[str, type[BaseModel]] = {
     "approval": ApprovalValue,
     "question": QuestionValue,
+    "plan_approval": PlanApprovalValue,
 }
 ABANDONED = "Not run: the author started a new message before this call finished."
 CRASHED = "The sidecar stopped during this run."
@@ -46,7 +49,9 @@ class RunManager:
         sink: EventSink,
         graph_factory: Callable[[], Awaitable[tuple[Any, Any]]],
         live: LiveInterrupts | None = None,
+        profiles: Callable[[], dict[str, Profile]] | None = None,
     ) -> None:
+        self._profiles = profiles or (lambda: {p.id: p for p in DEFAULT_PROFILES})
         self._store = store
         self._live = live
         self._sink = sink
@@ -97,9 +102,11 @@ class RunManager:
         if record is None or record.kind not in _RESUME_MODELS:
             raise NoSuchInterruptError(interrupt_id)
         try:
-            checked = _RESUME_MODELS[record.kind].model_validate(value).model_dump()
+            checked = _RESUME_MODELS[record.kind].model_validate(value).model_dump(mode="json")
         except ValidationError as exc:
             raise InvalidResumeValueError(str(exc)) from exc
+        if record.kind == "plan_approval":
+            self._check_plan_edit(record.payload, checked)
         from langgraph.types import Command
 
         graph, saver = await self.compiled()
@@ -121,6 +128,41 @@ class RunManager:
             raise NothingToResumeError(thread_id)
         return self._launch(thread_id, "retry", graph, saver, None, resumed=True)
 
+    async def continue_plan(self, thread_id: str, plan_id: str, call: dict[str, Any]) -> str:
+        """Run a plan's open tasks again in a new run (after `task/retry` on an idle thread);
+        its result goes to the conversation as the answer of that run.
+
+        Raises:
+            ThreadNotFoundError, ThreadBusyError.
+        """
+        self._store.get_thread(thread_id)
+        self._ensure_idle(thread_id)
+        graph, saver = await self.compiled()
+        await self._abandon_unfinished(thread_id, saver)
+        graph_input = {
+            "thread_id": thread_id,
+            "turn_id": uuid.uuid4().hex,
+            "text": "",
+            "direct": True,
+            "dispatching": plan_id,
+            "dispatch_phase": "start",
+            "plan_call": call,
+        }
+        return self._launch(thread_id, "retry", graph, saver, graph_input, resumed=False)
+
+    def _check_plan_edit(self, payload: dict[str, Any], value: dict[str, Any]) -> None:
+        """The author's edited tasks must make a valid plan, or the dialog says why."""
+        if value.get("decision") != "approve" or not value.get("tasks"):
+            return
+        plan_id = str(payload.get("plan_id"))
+        completed = {t.id for t in self._store.tasks(plan_id) if t.status == "succeeded"}
+        try:
+            validate_plan(parse_tasks(value["tasks"]), self._profiles())
+        except PlanError as exc:
+            if not completed:
+                raise InvalidResumeValueError(str(exc)) from exc
+            raise InvalidResumeValueError(f"{exc} (completed: {sorted(completed)})") from exc
+
     async def cancel(self, thread_id: str) -> bool:
         """Cancel the running turn and wait until it has stopped; False if none was running."""
         task = self._tasks.get(thread_id)
@@ -131,11 +173,12 @@ class RunManager:
             await task
         return True
 
-    async def forget(self, thread_id: str) -> None:
-        """Drop the thread's checkpoints (after the thread was deleted)."""
+    async def forget(self, thread_id: str, sub_threads: tuple[str, ...] = ()) -> None:
+        """Drop the thread's checkpoints and its sub-threads' (after the thread was deleted)."""
         await self.cancel(thread_id)
         _graph, saver = await self.compiled()
-        await saver.adelete_thread(thread_id)
+        for tid in (thread_id, *sub_threads):
+            await saver.adelete_thread(tid)
 
     async def shutdown(self) -> None:
         for thread_id in list(self._tasks):

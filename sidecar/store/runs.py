@@ -82,6 +82,12 @@ class RunRepo:
             (json.dumps(answer), time.time(), interrupt_id),
         )
 
+    def drop_interrupt(self, interrupt_id: str) -> None:
+        self.conn.execute(
+            "UPDATE interrupts SET status = 'dropped' WHERE id = ? AND status = 'pending'",
+            (interrupt_id,),
+        )
+
     def drop_pending_interrupts(self, thread_id: str) -> None:
         self.conn.execute(
             "UPDATE interrupts SET status = 'dropped' WHERE thread_id = ? AND status = 'pending'",

@@ -8,7 +8,7 @@ from typing import Any, cast
 from langgraph.types import interrupt
 
 from sidecar.graph.deps import GraphDeps
-from sidecar.graph.nodes.tool import _record_call, record_result  # pyright: ignore[reportPrivateUsage]
+from sidecar.graph.nodes.tool import record_call, record_result
 from sidecar.graph.state import TurnState
 from sidecar.host.types import ToolOutcome
 
@@ -19,7 +19,7 @@ def make_interrupt(deps: GraphDeps):
         if not call:
             return {"route": "planner"}
         thread_id = state["thread_id"]
-        _record_call(deps.store, thread_id, call)
+        record_call(deps.store, thread_id, call)
         args = call["arguments"]
         question = str(args.get("question", "")).strip() or "The agent has a question."
         choices = [str(c) for c in args.get("choices", []) if str(c).strip()]

@@ -9,11 +9,28 @@ from __future__ import annotations
 import uuid
 from typing import Any, cast
 
-from sidecar.graph.commands import CallCommand, CommandError, ToolsCommand, parse_command
+from sidecar.coord.dag import PlanError
+from sidecar.graph.commands import (
+    CallCommand,
+    CommandError,
+    DelegateCommand,
+    PlanCommand,
+    ToolsCommand,
+    parse_command,
+)
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit
+from sidecar.graph.nodes.tool import agent_profile
 from sidecar.graph.state import TurnState
-from sidecar.llm.types import ChatTurn, PlannerDecision, ToolCallRequest, ToolSpec
+from sidecar.graph.subagents.tools import (
+    DELEGATE,
+    DISPATCH_TOOLS,
+    PLAN,
+    delegate_arguments,
+    dispatch_specs,
+    plan_arguments,
+)
+from sidecar.llm.types import ChatTurn, Planner, PlannerDecision, ToolCallRequest, ToolSpec
 
 ASK_AUTHOR = "atrium__ask_author"
 ASK_AUTHOR_SPEC = ToolSpec(
@@ -55,26 +72,57 @@ def _answer(text: str) -> dict[str, Any]:
 
 def make_planner(deps: GraphDeps):
     async def planner(state: TurnState) -> dict[str, Any]:
+        if state.get("dispatch_phase") == "start":
+            return {"route": "dispatch"}
         if state.get("pending"):
             return {"route": "tool"}
         await deps.host.wait_ready()
         if state.get("direct"):
             return _direct(state, deps)
-        planner_impl = deps.planner()
+        planner_impl = _model_for(deps, state)
         if planner_impl is None:
             return _answer(deps.how_to_configure())
+        steps = int(state.get("steps") or 0) + 1
+        if state.get("agent") and steps > deps.coordinator.timings.max_steps:
+            text = f"Stopped after {steps - 1} steps with work left."
+            return {**_answer(text), "incomplete": True, "steps": 0}
         history = [to_chat_turn(e) for e in [*state.get("context", []), *state.get("scratch", [])]]
-        tools = [ToolSpec(t.name, t.description, t.input_schema) for t in deps.host.tools()] + [
-            ASK_AUTHOR_SPEC
-        ]
 
         async def on_token(text: str) -> None:
             emit("token", text=text)
 
-        decision = await planner_impl.decide(history, tools, on_token)
-        return _route(decision)
+        decision = await planner_impl.decide(history, _tools_for(deps, state), on_token)
+        if decision.usage:
+            emit("usage", usage=decision.usage)
+        return {**_route(decision), "steps": steps}
 
     return planner
+
+
+def _model_for(deps: GraphDeps, state: TurnState) -> Planner | None:
+    profile = agent_profile(deps, state)
+    if profile is not None and profile.model and deps.planner_for is not None:
+        return deps.planner_for(profile.model)
+    return deps.planner()
+
+
+def _tools_for(deps: GraphDeps, state: TurnState) -> list[ToolSpec]:
+    """The author's agent sees every tool; a subagent only its profile's, and may hand work on
+    only if its profile may spawn and the depth allows."""
+    profile = agent_profile(deps, state)
+    tools = [
+        ToolSpec(t.name, t.description, t.input_schema)
+        for t in deps.host.tools()
+        if profile is None or profile.allows_tool(t.name)
+    ]
+    tools.append(ASK_AUTHOR_SPEC)
+    depth = int((state.get("agent") or {}).get("depth", 0))
+    profiles = deps.profiles()
+    if profile is None or (profile.may_spawn and depth < profile.max_depth):
+        usable = {p.id: p.name for p in profiles.values() if p.max_depth > depth}
+        if usable:
+            tools.extend(dispatch_specs(usable))
+    return tools
 
 
 def _route(decision: PlannerDecision) -> dict[str, Any]:
@@ -82,6 +130,15 @@ def _route(decision: PlannerDecision) -> dict[str, Any]:
         return {"answer": decision.text, "route": "persist"}
     calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in decision.tool_calls]
     assistant = {"role": "assistant", "content": decision.text, "tool_calls": calls}
+    dispatches = [c for c in calls if c["name"] in DISPATCH_TOOLS]
+    if dispatches:
+        return {
+            "scratch": [assistant],
+            "plan_call": dispatches[0],
+            "dispatch_phase": "plan",
+            "route": "dispatch",
+            "pending": [c for c in calls if c["name"] not in DISPATCH_TOOLS],
+        }
     asks = [c for c in calls if c["name"] == ASK_AUTHOR]
     if asks:
         return {
@@ -104,6 +161,8 @@ def _direct(state: TurnState, deps: GraphDeps) -> dict[str, Any]:
         return _answer(str(exc))
     if isinstance(command, ToolsCommand):
         return _answer(_format_tools(deps))
+    if isinstance(command, DelegateCommand | PlanCommand):
+        return _direct_dispatch(command)
     assert isinstance(command, CallCommand)
     call = {
         "id": f"call_{uuid.uuid4().hex[:12]}",
@@ -125,3 +184,22 @@ def _format_tools(deps: GraphDeps) -> str:
         summary = t.description.strip().splitlines()[0] if t.description.strip() else ""
         lines.append(f"- {t.name}({params}) [{kind}]: {summary}")
     return "\n".join(lines)
+
+
+def _direct_dispatch(command: DelegateCommand | PlanCommand) -> dict[str, Any]:
+    """`/delegate` and `/plan` start the same machinery as the planner's dispatch tools."""
+    try:
+        if isinstance(command, DelegateCommand):
+            name, arguments = DELEGATE, delegate_arguments(command.profile, command.task)
+        else:
+            name, arguments = PLAN, plan_arguments(command.raw)
+    except PlanError as exc:
+        return _answer(str(exc))
+    call = {"id": f"call_{uuid.uuid4().hex[:12]}", "name": name, "arguments": arguments}
+    assistant = {"role": "assistant", "content": "", "tool_calls": [call]}
+    return {
+        "scratch": [assistant],
+        "plan_call": call,
+        "dispatch_phase": "plan",
+        "route": "dispatch",
+    }

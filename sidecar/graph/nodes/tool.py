@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from langgraph.types import interrupt
 
+from sidecar.coord.profiles import Profile
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit, emit_message
 from sidecar.graph.state import TurnState
@@ -21,6 +22,18 @@ from sidecar.host.host import ServerUnavailableError, ToolHost
 from sidecar.host.types import HostTool, ToolOutcome, UnknownToolError, split_name
 from sidecar.store import Store
 from sidecar.store.records import StoredToolCall
+
+
+def agent_profile(deps: GraphDeps, state: TurnState) -> Profile | None:
+    """The profile of the subagent whose turn this is; None on the author's own thread."""
+    agent = state.get("agent")
+    if not agent:
+        return None
+    profile = deps.profiles().get(str(agent.get("profile")))
+    if profile is None:
+        # A profile removed mid-run leaves the subagent nothing rather than everything.
+        return Profile(id="removed", name="removed", tools_allowed=("-",))
+    return profile
 
 
 def journal_key(thread_id: str, call_id: str) -> str:
@@ -33,7 +46,14 @@ def make_tool(deps: GraphDeps):
         if not pending:
             return {"route": "planner"}
         call = pending[0]
-        outcome = await run_call(deps, state["thread_id"], call)
+        profile = agent_profile(deps, state)
+        if profile is not None and not profile.allows_tool(call["name"]):
+            text = f"{call['name']} is not among this subagent's tools."
+            record_call(deps.store, state["thread_id"], call)
+            outcome = ToolOutcome(is_error=True, text=text)
+            record_result(deps.store, state["thread_id"], call["id"], outcome)
+        else:
+            outcome = await run_call(deps, state["thread_id"], call)
         entry = {
             "role": "tool",
             "tool_call_id": call["id"],
@@ -45,7 +65,7 @@ def make_tool(deps: GraphDeps):
     return tool
 
 
-def _record_call(store: Store, thread_id: str, call: dict[str, Any]) -> None:
+def record_call(store: Store, thread_id: str, call: dict[str, Any]) -> None:
     server, _, tool = call["name"].partition("__")
     if store.has_message(call["id"]):
         return
@@ -74,7 +94,7 @@ def record_result(store: Store, thread_id: str, call_id: str, outcome: ToolOutco
 async def run_call(deps: GraphDeps, thread_id: str, call: dict[str, Any]) -> ToolOutcome:
     store = deps.store
     name, arguments = call["name"], call["arguments"]
-    _record_call(store, thread_id, call)
+    record_call(store, thread_id, call)
     server, tool_name = _split(name)
     emit("tool_call", call_id=call["id"], server=server, tool=tool_name, arguments=arguments)
     key = journal_key(thread_id, call["id"])

@@ -26,6 +26,9 @@ def test_the_graph_has_exactly_the_designed_nodes_and_edges():
         ("planner", "persist"),
         ("tool", "planner"),
         ("dispatch", "planner"),
+        ("dispatch", "subagent"),
+        ("dispatch", "dispatch"),
+        ("subagent", "dispatch"),
         ("interrupt", "planner"),
         ("persist", "__end__"),
     }

@@ -1,0 +1,142 @@
+"""An `internal` subagent: the main graph's planner/tool loop on the task's own sub-thread,
+with only its profile's tools, starting from nothing but its task.
+
+The child graph runs in a fresh context (no parent LangGraph config leaks in, so it is a
+separate checkpointed thread, not a nested namespace of the parent). Its events come back to
+the parent's run as `subagent_event`s; its interrupts (approvals, questions) become live
+interrupts of the parent's run, several of which may be pending at once across subagents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import uuid
+from dataclasses import asdict
+from typing import Any
+
+from sidecar.graph.deps import GraphDeps
+from sidecar.graph.subagents.attempt import AttemptContext, AttemptResult, BudgetExceededError
+from sidecar.graph.subagents.records import change_task, task_prompt
+from sidecar.host.features_calls import fresh_context
+from sidecar.store import MessageRecord
+
+_PROMPTS = {
+    "continue": "Continue the task where you left off, then answer with its result.",
+    "retry": "Your previous attempt failed ({error}). Try the task again.",
+}
+_WRITES = ("write", "edit")
+
+
+async def internal_attempt(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult:
+    graph, saver = deps.compiled.get()
+    sub = _sub_thread(deps, ctx)
+    config = {"configurable": {"thread_id": sub}}
+    snapshot = await graph.aget_state(config)
+    graph_input: Any
+    if ctx.mode == "resume" and (snapshot.next or snapshot.interrupts):
+        graph_input = None  # continue the turn a crash or cancel cut short
+    else:
+        if snapshot.next:
+            await saver.adelete_thread(sub)
+        graph_input = _new_turn(deps, ctx, sub)
+    artifacts: list[str] = []
+    parent = contextvars.copy_context()
+
+    def on_chunk(chunk: dict[str, Any]) -> None:
+        parent.run(_relay, ctx, sub, chunk, artifacts)
+
+    while True:
+        child = fresh_context(ctx.task.id)
+        await asyncio.create_task(_stream(graph, graph_input, config, on_chunk), context=child)
+        snapshot = await graph.aget_state(config)
+        if not snapshot.interrupts:
+            break
+        pending = snapshot.interrupts[0]
+        value = await ctx.ask(dict(pending.value))
+        from langgraph.types import Command
+
+        graph_input = Command(resume={pending.id: value})
+    incomplete = bool(snapshot.values.get("incomplete"))
+    await saver.adelete_thread(sub)
+    return AttemptResult(
+        status="incomplete" if incomplete else "success",
+        summary=_last_answer(deps, sub),
+        artifacts=tuple(dict.fromkeys(artifacts)),
+        tokens_in=ctx.tokens_in,
+        tokens_out=ctx.tokens_out,
+    )
+
+
+def _sub_thread(deps: GraphDeps, ctx: AttemptContext) -> str:
+    task = ctx.task
+    if task.sub_thread_id and deps.store.has_thread(task.sub_thread_id):
+        return task.sub_thread_id
+    record = deps.store.create_thread(f"{task.id}: {task.title}", parent_id=ctx.parent_thread_id)
+    change_task(deps.store, task.plan_id, task.id, sub_thread_id=record.id)
+    return record.id
+
+
+def _new_turn(deps: GraphDeps, ctx: AttemptContext, sub: str) -> dict[str, Any]:
+    turn_id = uuid.uuid4().hex
+    if ctx.mode in _PROMPTS:
+        text = _PROMPTS[ctx.mode].format(error=ctx.previous_error or "no reason given")
+    else:
+        text = task_prompt(deps.store, ctx.task)
+    deps.store.add_message(sub, "user", text, message_id=f"{turn_id}:user")
+    agent = {
+        "profile": ctx.profile.id,
+        "depth": ctx.depth,
+        "task_id": ctx.task.id,
+        "plan_id": ctx.task.plan_id,
+        "parent_thread_id": ctx.parent_thread_id,
+    }
+    return {"thread_id": sub, "turn_id": turn_id, "text": text, "direct": False, "agent": agent}
+
+
+async def _stream(graph: Any, graph_input: Any, config: Any, on_chunk: Any) -> None:
+    async for _mode, chunk in graph.astream(graph_input, config, stream_mode=["custom"]):
+        on_chunk(chunk)
+
+
+def _relay(ctx: AttemptContext, sub: str, chunk: dict[str, Any], artifacts: list[str]) -> None:
+    kind = chunk.get("type")
+    if kind == "usage":
+        ctx.add_usage(chunk.get("usage", {}))
+        ctx.report({"type": "usage"})
+        problem = ctx.over_budget()
+        if problem is not None:
+            raise BudgetExceededError(problem)
+        return
+    if kind in ("token", "node_finished"):
+        ctx.report({})
+        return
+    if kind == "node_started":
+        ctx.report({"activity": _activity(chunk.get("node"))})
+        return
+    event = dict(chunk)
+    if kind == "message":
+        record: MessageRecord = chunk["message"]
+        event["message"] = asdict(record)
+    if kind == "tool_call":
+        if str(chunk.get("tool", "")) in _WRITES and isinstance(
+            chunk.get("arguments", {}).get("path"), str
+        ):
+            artifacts.append(chunk["arguments"]["path"])
+        event_activity = f"calling {chunk.get('server')}__{chunk.get('tool')}"
+        ctx.report({"activity": event_activity, "event": event, "sub_thread_id": sub})
+        return
+    ctx.report({"event": event, "sub_thread_id": sub})
+
+
+def _activity(node: object) -> str:
+    return {"planner": "thinking", "tool": "using a tool", "persist": "writing up"}.get(
+        str(node), str(node)
+    )
+
+
+def _last_answer(deps: GraphDeps, sub: str) -> str:
+    for record in reversed(deps.store.recent_messages(sub, 5)):
+        if record.role == "assistant" and not record.tool_calls:
+            return record.content
+    return ""

@@ -1,0 +1,357 @@
+"""The life of one task inside the dispatch fan-out: wait for its dependencies, take a slot of
+its profile, run attempts until it succeeds or the author decides, and leave its result in the
+outbox.
+
+Continuation vs retry: an attempt that ends cleanly with work left continues the same session
+after a short delay (not counted as an attempt); a failure is retried with exponential backoff
+up to the profile's `max_attempts`. An attempt with no event for `stall_seconds` (time spent
+waiting on the author does not count) is stopped and handled as a failure, with the task's
+stall badge set. When attempts run out the author is asked (escalation: retry, reassign, skip,
+abort the plan) unless the thread is autonomous; then the task fails, which is a replanning
+trigger for the planner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, cast
+
+from sidecar.coord.profiles import Profile
+from sidecar.graph.deps import GraphDeps
+from sidecar.graph.emit import emit
+from sidecar.graph.state import SubagentInput
+from sidecar.graph.subagents.attempt import (
+    AttemptContext,
+    AttemptMode,
+    AttemptResult,
+    BudgetExceededError,
+)
+from sidecar.graph.subagents.internal import internal_attempt
+from sidecar.graph.subagents.records import change_task, post_envelope
+from sidecar.graph.subagents.strong import strong_attempt
+from sidecar.host.features_calls import LiveInterruptDropped, current_run, task_scope
+from sidecar.store import TaskRecord
+
+_OK_DEPENDENCY = frozenset({"succeeded", "skipped"})
+_BLOCKING = frozenset({"failed", "cancelled"})
+_REPORT_EVERY = 1.0
+
+
+async def run_task(deps: GraphDeps, inp: SubagentInput) -> None:
+    store = deps.store
+    plan_id, task_id = inp["plan_id"], inp["task_id"]
+    task = store.get_task(plan_id, task_id)
+    if task is None or task.final:
+        return
+    with task_scope(task_id):
+        blocker = await _wait_for_dependencies(deps, task)
+        if blocker is not None:
+            _finish(deps, inp, task, "cancelled", error=blocker)
+            return
+        profile = deps.profiles().get(task.profile)
+        if profile is None:
+            _finish(deps, inp, task, "failed", error=f"unknown profile {task.profile!r}")
+            return
+        async with deps.coordinator.slot(profile):
+            if deps.coordinator.take_cancel(plan_id, task_id):
+                _finish(deps, inp, task, "cancelled", error="cancelled by the author")
+            else:
+                await _attempts(deps, inp, task, profile)
+        deps.coordinator.notify(plan_id)
+
+
+async def _wait_for_dependencies(deps: GraphDeps, task: TaskRecord) -> str | None:
+    """None once every dependency succeeded (or was skipped); else why the task cannot run."""
+    while True:
+        if deps.coordinator.aborted(task.plan_id):
+            return "not run: the plan was aborted"
+        if deps.coordinator.take_cancel(task.plan_id, task.id):
+            return "cancelled by the author"
+        states = {d: deps.store.get_task(task.plan_id, d) for d in task.depends_on}
+        for dep_id, dep in states.items():
+            if dep is None or dep.status in _BLOCKING:
+                return f"not run: dependency {dep_id!r} did not succeed"
+        if all(dep is not None and dep.status in _OK_DEPENDENCY for dep in states.values()):
+            return None
+        await deps.coordinator.wait_change(task.plan_id)
+
+
+async def _attempts(
+    deps: GraphDeps, inp: SubagentInput, task: TaskRecord, profile: Profile
+) -> None:
+    timings = deps.coordinator.timings
+    mode: AttemptMode = "resume" if task.status in ("running", "waiting") else "start"
+    attempt = task.attempt if mode == "resume" else 0
+    continuations, error = 0, None
+    while True:
+        if mode not in {"resume", "continue"}:
+            attempt += 1
+        current = change_task(
+            deps.store,
+            task.plan_id,
+            task.id,
+            status="running",
+            attempt=max(attempt, 1),
+            started_at=task.started_at or time.time(),
+            last_event_at=time.time(),
+            stalled=False,
+            activity="starting",
+        )
+        if current is None:
+            return  # ended by the author meanwhile
+        result, stopped = await _one_attempt(
+            deps, inp, current, profile, mode=mode, previous_error=error
+        )
+        if stopped == "cancelled":
+            reason = "aborted with the plan" if deps.coordinator.aborted(task.plan_id) else None
+            _finish(deps, inp, current, "cancelled", error=reason or "cancelled by the author")
+            return
+        if result.status == "success":
+            _finish(deps, inp, current, "succeeded", result=result)
+            return
+        if result.status == "incomplete" and continuations < timings.max_continuations:
+            continuations += 1
+            if result.session_ref:
+                change_task(deps.store, task.plan_id, task.id, session_ref=result.session_ref)
+            await asyncio.sleep(timings.continuation_delay)
+            mode, task = "continue", _reload(deps, current)
+            continue
+        error = result.error or "ended with work left after every continuation"
+        if attempt < profile.max_attempts and stopped != "budget":
+            await asyncio.sleep(timings.backoff(attempt))
+            mode, task = "retry", _reload(deps, current)
+            continue
+        decision = await _escalate(
+            deps, inp, current, profile=profile, reason=stopped or "failed", error=error
+        )
+        if decision is None:
+            _finish(deps, inp, current, "failed", error=error, result=result)
+            return
+        action, new_profile = decision
+        if action == "skip":
+            _finish(deps, inp, current, "skipped", error=f"skipped by the author after: {error}")
+            return
+        if action == "abort":
+            deps.coordinator.abort_plan(task.plan_id)
+            _finish(deps, inp, current, "cancelled", error="the author aborted the plan")
+            return
+        if new_profile is not None:
+            profile = new_profile
+            change_task(deps.store, task.plan_id, task.id, profile=profile.id)
+        attempt, mode, task = 0, "retry", _reload(deps, current)
+
+
+def _reload(deps: GraphDeps, task: TaskRecord) -> TaskRecord:
+    return deps.store.get_task(task.plan_id, task.id) or task
+
+
+async def _one_attempt(
+    deps: GraphDeps,
+    inp: SubagentInput,
+    task: TaskRecord,
+    profile: Profile,
+    *,
+    mode: AttemptMode,
+    previous_error: str | None,
+) -> tuple[AttemptResult, str | None]:
+    """Run one attempt under the stall watchdog and the profile's timeout. The second value
+    says why it was stopped: `cancelled`, `stalled`, `budget`, or None (it ended itself)."""
+    activity = asyncio.Event()
+    waiting = [0]
+    reporter = _Reporter(deps, task, activity)
+
+    async def ask(payload: dict[str, Any]) -> dict[str, Any]:
+        waiting[0] += 1
+        change_task(deps.store, task.plan_id, task.id, status="waiting", activity="waiting for you")
+        try:
+            return await _ask_author(payload, task)
+        finally:
+            waiting[0] -= 1
+            change_task(deps.store, task.plan_id, task.id, status="running", activity="working")
+            activity.set()
+
+    ctx = AttemptContext(
+        inp["thread_id"], task, profile, inp["depth"], mode, previous_error, reporter, ask
+    )
+    body = internal_attempt(deps, ctx) if profile.kind == "internal" else strong_attempt(deps, ctx)
+    runner: asyncio.Task[AttemptResult] = asyncio.ensure_future(_timed(body, profile.timeout))
+    deps.coordinator.attempt_started(task.plan_id, task.id, cast("asyncio.Task[object]", runner))
+    try:
+        stalled = await _watch(runner, activity, waiting, profile.stall_seconds)
+        if stalled:
+            runner.cancel()
+        try:
+            return await runner, None
+        except asyncio.CancelledError:
+            if deps.coordinator.take_cancel(task.plan_id, task.id):
+                return AttemptResult(status="failed", error="cancelled"), "cancelled"
+            if stalled:
+                change_task(deps.store, task.plan_id, task.id, stalled=True)
+                seconds = int(profile.stall_seconds)
+                return AttemptResult(
+                    status="failed", error=f"stalled: no event in {seconds}s"
+                ), "stalled"
+            raise
+        except BudgetExceededError as exc:
+            return AttemptResult(status="failed", error=str(exc)), "budget"
+        except LiveInterruptDropped:
+            raise
+        except Exception as exc:  # the attempt boundary: any failure is a retry, never lost
+            return AttemptResult(status="failed", error=f"{type(exc).__name__}: {exc}"), None
+    finally:
+        if not runner.done():
+            runner.cancel()
+        deps.coordinator.attempt_ended(task.plan_id, task.id)
+
+
+async def _timed(body: Any, limit: float) -> AttemptResult:
+    try:
+        async with asyncio.timeout(limit):
+            return await body
+    except TimeoutError:
+        return AttemptResult(status="failed", error=f"timed out after {int(limit)}s")
+
+
+async def _watch(
+    runner: asyncio.Task[AttemptResult], activity: asyncio.Event, waiting: list[int], stall: float
+) -> bool:
+    """Wait for the attempt to end; True if it went `stall` seconds without an event while
+    not waiting on the author."""
+    while not runner.done():
+        activity.clear()
+        tick = asyncio.ensure_future(activity.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {runner, tick}, timeout=stall, return_when="FIRST_COMPLETED"
+            )
+        finally:
+            tick.cancel()
+        if not done and waiting[0] == 0:
+            return True
+    return False
+
+
+class _Reporter:
+    """Turns an attempt's reports into stall-clock resets, nested events and (at most once a
+    second) task updates with the current activity and usage."""
+
+    def __init__(self, deps: GraphDeps, task: TaskRecord, activity: asyncio.Event) -> None:
+        self._deps, self._task, self._activity = deps, task, activity
+        self._last_write = 0.0
+        self._activity_text: str | None = None
+
+    def __call__(self, report: dict[str, Any]) -> None:
+        self._activity.set()
+        event = report.get("event")
+        if event is not None:
+            emit(
+                "subagent_event",
+                task_id=self._task.id,
+                sub_thread_id=report.get("sub_thread_id"),
+                event=event,
+            )
+        text = report.get("activity")
+        changed = text is not None and text != self._activity_text
+        now = time.time()
+        if changed or now - self._last_write >= _REPORT_EVERY:
+            self._activity_text = text or self._activity_text
+            self._last_write = now
+            change_task(
+                self._deps.store,
+                self._task.plan_id,
+                self._task.id,
+                activity=self._activity_text,
+                last_event_at=now,
+            )
+
+
+async def _ask_author(payload: dict[str, Any], task: TaskRecord) -> dict[str, Any]:
+    run = current_run()
+    if run is None:
+        raise LiveInterruptDropped("no run to ask")
+    body = {**payload, "task_id": task.id}
+    body["title"] = f"[{task.title}] {payload.get('title', '')}".strip()
+    return await run.ask(None, body, None)
+
+
+async def _escalate(
+    deps: GraphDeps,
+    inp: SubagentInput,
+    task: TaskRecord,
+    *,
+    profile: Profile,
+    reason: str,
+    error: str,
+) -> tuple[str, Profile | None] | None:
+    """Ask the author what to do with a task out of attempts; None when the thread is
+    autonomous (the task fails and the planner may replan)."""
+    if deps.store.is_autonomous(inp["thread_id"]):
+        return None
+    profiles = deps.profiles()
+    payload = {
+        "kind": "escalation",
+        "title": f"Task {task.id} needs you",
+        "body": f"{task.title}: {reason} after {task.attempt} attempt(s). {error}",
+        "plan_id": task.plan_id,
+        "reason": reason if reason in ("stalled", "budget") else "failed",
+        "attempts": task.attempt,
+        "error": error,
+        "profiles": sorted(profiles),
+    }
+    change_task(deps.store, task.plan_id, task.id, status="waiting", activity="waiting for you")
+    answer = await _ask_author(payload, task)
+    action = str(answer.get("action"))
+    chosen = profiles.get(str(answer.get("profile"))) if action == "reassign" else None
+    if action == "reassign" and chosen is None:
+        return "retry", None
+    del profile
+    return action, chosen
+
+
+def _finish(
+    deps: GraphDeps,
+    inp: SubagentInput,
+    task: TaskRecord,
+    status: str,
+    *,
+    error: str | None = None,
+    result: AttemptResult | None = None,
+) -> None:
+    """End the task: its final (or error) envelope goes to the outbox first, then the state."""
+    store = deps.store
+    result = result or AttemptResult(status="failed", error=error)
+    stats = {
+        "duration_s": round(time.time() - (task.started_at or time.time()), 3),
+        "tokens_in": task.tokens_in + result.tokens_in,
+        "tokens_out": task.tokens_out + result.tokens_out,
+        "cost": task.cost + result.cost,
+        "attempts": task.attempt,
+    }
+    payload = {
+        "status": status,
+        "title": task.title,
+        "findings": result.summary,
+        "error": error,
+        "stats": stats,
+        "session_ref": result.session_ref,
+    }
+    kind = "final" if status in ("succeeded", "skipped") else "error"
+    post_envelope(
+        store, task, inp["thread_id"], kind=kind, payload=payload, artifacts=result.artifacts
+    )
+    change_task(
+        store,
+        task.plan_id,
+        task.id,
+        status=status,
+        finished_at=time.time(),
+        summary=(result.summary or "")[:4000] or None,
+        error=error,
+        activity=None,
+        tokens_in=stats["tokens_in"],
+        tokens_out=stats["tokens_out"],
+        cost=stats["cost"],
+        session_ref=result.session_ref or task.session_ref,
+    )
+    deps.coordinator.notify(task.plan_id)

@@ -1,0 +1,122 @@
+"""A strong-agent subagent (Claude Code, Codex, OpenClaw): one `agent_run` call on the agents
+MCP server. Its normalized events arrive as progress and are relayed under the task; a CLI
+permission request arrives as an elicitation, which the host turns into a live interrupt named
+after the task; cancelling the attempt cancels the call, which stops the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any, cast
+
+from sidecar.coord.profiles import AGENTS_SERVER
+from sidecar.graph.deps import GraphDeps
+from sidecar.graph.subagents.attempt import AttemptContext, AttemptResult
+from sidecar.host.features_calls import in_flight
+from sidecar.host.host import ServerUnavailableError
+from sidecar.host.types import UnknownToolError
+
+PROVIDERS = {"claude_code": "claude", "codex": "codex", "openclaw": "openclaw"}
+_CONTINUE = "Continue the task where you left off, then report its result."
+
+
+async def strong_attempt(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult:
+    task, profile = ctx.task, ctx.profile
+    resume = ctx.mode in ("continue", "resume") and task.session_ref is not None
+    args: dict[str, Any] = {
+        "provider": PROVIDERS[profile.kind],
+        "instruction": _CONTINUE if resume else _instruction(deps, ctx),
+        "working_dir": str(working_dir(deps, ctx)),
+        "session": "resume" if resume else "new",
+        "timeout_s": profile.timeout,
+    }
+    if resume:
+        args["native_session_id"] = task.session_ref
+    if profile.model:
+        args["model"] = profile.model
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        del progress, total
+        ctx.report(_progress_report(message))
+
+    call_id = f"{task.plan_id}.{task.id}.{task.attempt}.{ctx.mode}"
+    try:
+        with in_flight(AGENTS_SERVER, call_id):
+            outcome = await deps.host.call(f"{AGENTS_SERVER}__agent_run", args, on_progress)
+    except (UnknownToolError, ServerUnavailableError) as exc:
+        return AttemptResult(status="failed", error=f"the agents server is not available: {exc}")
+    return _result(outcome.structured, outcome.text, is_error=outcome.is_error)
+
+
+def _instruction(deps: GraphDeps, ctx: AttemptContext) -> str:
+    from sidecar.graph.subagents.records import task_prompt
+
+    prompt = task_prompt(deps.store, ctx.task)
+    if ctx.mode == "retry" and ctx.previous_error:
+        return f"{prompt}\n\nA previous attempt failed: {ctx.previous_error}"
+    return prompt
+
+
+def working_dir(deps: GraphDeps, ctx: AttemptContext) -> Path:
+    """The profile's working-dir policy: the workspace, a fresh directory, or a git worktree of
+    the workspace (a fresh directory when the workspace is not a git repository)."""
+    workspace = deps.workspace()
+    policy = ctx.profile.workdir
+    if policy == "workspace":
+        return workspace
+    target = deps.data_dir / "runs" / ctx.task.plan_id / ctx.task.id
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if policy == "worktree":
+        done = subprocess.run(
+            ["git", "-C", str(workspace), "worktree", "add", "--detach", str(target)],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode == 0:
+            return target
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def _progress_report(message: str | None) -> dict[str, Any]:
+    event: dict[str, Any] = {}
+    if message:
+        try:
+            parsed: object = json.loads(message)
+        except ValueError:
+            parsed = None
+        event = cast(dict[str, Any], parsed) if isinstance(parsed, dict) else {"type": "note"}
+    kind = str(event.get("type", "activity"))
+    wire = {"type": "tool_progress", "call_id": "agent", "progress": 0, "message": message}
+    report: dict[str, Any] = {"event": wire, "activity": kind.replace("_", " ")}
+    usage = event.get("usage")
+    if isinstance(usage, dict):
+        report["usage"] = usage
+    return report
+
+
+def _result(structured: dict[str, Any] | None, text: str, *, is_error: bool) -> AttemptResult:
+    data = structured or {}
+    metrics = cast(dict[str, Any], data.get("metrics") or {})
+    session = cast(dict[str, Any], data.get("session") or {})
+    error = cast(dict[str, Any], data.get("error") or {})
+    artifacts = tuple(
+        str(a.get("path")) for a in cast(list[dict[str, Any]], data.get("artifacts") or [])
+    )
+    common: dict[str, Any] = {
+        "summary": str(data.get("final_message") or text or ""),
+        "artifacts": artifacts,
+        "tokens_in": int(metrics.get("input_tokens") or 0),
+        "tokens_out": int(metrics.get("output_tokens") or 0),
+        "cost": float(metrics.get("cost_usd") or 0.0),
+        "session_ref": session.get("session_id"),
+    }
+    if data.get("status") == "success" and not is_error:
+        return AttemptResult(status="success", **common)
+    if error.get("code") == "max_turns":
+        return AttemptResult(status="incomplete", **common)
+    message = str(error.get("message") or text or "the agent run failed")
+    return AttemptResult(status="failed", error=message, **common)

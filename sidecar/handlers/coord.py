@@ -1,0 +1,168 @@
+"""profile/list, profile/set, plan/get, task/cancel, task/retry, thread/set_autonomous."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sidecar.coord.profiles import Profile, ProfileError, ProfilesFile
+from sidecar.handlers.errors import typed_errors
+from sidecar.handlers.registry import registry
+from sidecar.handlers.services import Services
+from sidecar.protocol import (
+    AutonomousParams,
+    CoordEmpty,
+    CoordErrorCode,
+    PlanGetParams,
+    PlanGetResult,
+    PlanInfo,
+    ProfileInfo,
+    ProfileListResult,
+    ProfileSetParams,
+    RpcError,
+    TaskRef,
+    TaskRetryResult,
+)
+from sidecar.store import PlanRecord, Store, TaskRecord
+
+_RETRYABLE = frozenset({"failed", "cancelled", "skipped"})
+
+
+def _profiles_file(svc: Services) -> ProfilesFile:
+    return svc.profiles or ProfilesFile(svc.data_dir / "profiles.json")
+
+
+def _profile_list(svc: Services) -> ProfileListResult:
+    file = _profiles_file(svc)
+    profiles, error = file.load()
+    return ProfileListResult(
+        profiles=tuple(ProfileInfo.model_validate(p.model_dump()) for p in profiles),
+        path=str(file.path),
+        error=error,
+    )
+
+
+@registry.method("profile/list")
+async def profile_list(svc: Services, params: CoordEmpty) -> ProfileListResult:
+    del params
+    return _profile_list(svc)
+
+
+@registry.method("profile/set")
+async def profile_set(svc: Services, params: ProfileSetParams) -> ProfileListResult:
+    profiles = tuple(Profile.model_validate(p.model_dump()) for p in params.profiles)
+    try:
+        _profiles_file(svc).save(profiles)
+    except ProfileError as exc:
+        raise RpcError(CoordErrorCode.PROFILES_INVALID, str(exc)) from exc
+    return _profile_list(svc)
+
+
+def _plan_info(store: Store, plan: PlanRecord) -> PlanInfo:
+    tasks = [_task_json(t) for t in store.tasks(plan.id)]
+    return PlanInfo.model_validate(
+        {
+            "id": plan.id,
+            "thread_id": plan.thread_id,
+            "goal": plan.goal,
+            "version": plan.version,
+            "status": plan.status,
+            "created_at": plan.created_at,
+            "tasks": tasks,
+        }
+    )
+
+
+def _task_json(task: TaskRecord) -> dict[str, Any]:
+    data = {k: getattr(task, k) for k in task.__dataclass_fields__}
+    data.pop("seq")
+    data.pop("version")
+    return data
+
+
+@registry.method("plan/get")
+async def plan_get(svc: Services, params: PlanGetParams) -> PlanGetResult:
+    with typed_errors():
+        svc.store.get_thread(params.thread_id)
+    plans = tuple(_plan_info(svc.store, p) for p in svc.store.plans(params.thread_id))
+    return PlanGetResult(
+        thread_id=params.thread_id,
+        autonomous=svc.store.is_autonomous(params.thread_id),
+        plans=plans,
+    )
+
+
+def _find_task(svc: Services, params: TaskRef) -> TaskRecord:
+    with typed_errors():
+        svc.store.get_thread(params.thread_id)
+    plans = [p for p in svc.store.plans(params.thread_id) if params.plan_id in (None, p.id)]
+    for plan in reversed(plans):
+        task = svc.store.get_task(plan.id, params.task_id)
+        if task is not None:
+            return task
+    raise RpcError(CoordErrorCode.NO_SUCH_TASK, f"no task {params.task_id!r} in this thread")
+
+
+@registry.method("task/cancel")
+async def task_cancel(svc: Services, params: TaskRef) -> CoordEmpty:
+    task = _find_task(svc, params)
+    if svc.coordinator.cancel_task(task.plan_id, task.id):
+        return CoordEmpty()
+    if task.final:
+        raise RpcError(CoordErrorCode.TASK_NOT_RUNNING, f"task {task.id!r} is {task.status}")
+    if svc.runs.is_busy(params.thread_id):
+        # Not started yet (waiting for dependencies or a slot): it ends as it starts.
+        svc.coordinator.cancel_pending(task.plan_id, task.id)
+        return CoordEmpty()
+    updated = svc.store.update_task(
+        task.plan_id, task.id, task.version, status="cancelled", error="cancelled by the author"
+    )
+    if updated is None:
+        raise RpcError(CoordErrorCode.TASK_NOT_RUNNING, f"task {task.id!r} changed meanwhile")
+    return CoordEmpty()
+
+
+@registry.method("task/retry")
+async def task_retry(svc: Services, params: TaskRef) -> TaskRetryResult:
+    task = _find_task(svc, params)
+    if task.status not in _RETRYABLE:
+        raise RpcError(
+            CoordErrorCode.TASK_NOT_RETRYABLE, f"task {task.id!r} is {task.status}, not ended"
+        )
+    plan = svc.store.get_plan(task.plan_id)
+    assert plan is not None
+    with typed_errors():
+        if svc.runs.is_busy(params.thread_id):
+            from sidecar.runtime.errors import ThreadBusyError
+
+            raise ThreadBusyError(params.thread_id)
+        _reopen(svc.store, plan.id, task.id)
+        svc.store.set_plan_status(plan.id, "running")
+        call: dict[str, Any] = {"id": plan.call_id, "name": "atrium__plan", "arguments": {}}
+        run_id = await svc.runs.continue_plan(params.thread_id, plan.id, call)
+    return TaskRetryResult(run_id=run_id)
+
+
+def _reopen(store: Store, plan_id: str, task_id: str) -> None:
+    """The task runs again from a clean slate, and so do the tasks it kept from running."""
+    reopened = {task_id}
+    for task in store.tasks(plan_id):
+        blocked_by_it = task.status == "cancelled" and any(d in reopened for d in task.depends_on)
+        if task.id == task_id or blocked_by_it:
+            store.update_task(
+                plan_id,
+                task.id,
+                task.version,
+                status="pending",
+                attempt=0,
+                error=None,
+                stalled=False,
+                finished_at=None,
+            )
+            reopened.add(task.id)
+
+
+@registry.method("thread/set_autonomous")
+async def set_autonomous(svc: Services, params: AutonomousParams) -> CoordEmpty:
+    with typed_errors():
+        svc.store.set_autonomous(params.thread_id, params.autonomous)
+    return CoordEmpty()
