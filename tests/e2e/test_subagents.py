@@ -109,3 +109,107 @@ async def test_delegate_runs_a_subagent_on_its_own_sub_thread_and_returns_its_re
     assert "The notes say the river is wide." in got["messages"][-1]["content"]
     sub = await agent.call("thread/get", {"thread_id": task["sub_thread_id"]})
     assert [m["role"] for m in sub["messages"]][0] == "user"
+
+
+async def test_a_diamond_plan_waits_for_approval_runs_in_order_and_retries_a_failure(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    failed_once: list[str] = []
+
+    def respond(request: RecordedRequest) -> Reply:
+        if _task_of(request) == "b" and not failed_once:
+            failed_once.append("b")
+            return Reply.error(400, "the request was refused")
+        return _answers(request)
+
+    model.push(*[respond] * 8)
+    thread = await agent.call("thread/create", {})
+    plan = {
+        "goal": "diamond",
+        "tasks": [_task("a"), _task("b", ("a",)), _task("c", ("a",)), _task("d", ("b", "c"))],
+    }
+    run = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
+    )
+    events = await agent.run_to_end(run["run_id"])
+    [pending] = [e.event.interrupt for e in events if e.event.type == "interrupt"]  # type: ignore[union-attr]
+    assert pending.kind == "plan_approval" and [t.id for t in pending.tasks] == ["a", "b", "c", "d"]
+    assert model.generation_requests == []  # nothing runs before the author approves
+
+    resumed = await agent.call(
+        "run/resume",
+        {"thread_id": thread["id"], "interrupt_id": pending.id, "value": {"decision": "approve"}},
+    )
+    events = await agent.run_to_end(resumed["run_id"])
+    assert event_types(events)[-1] == "run_finished"
+    tasks = {t["id"]: t for t in (await _plan(agent, thread["id"]))["tasks"]}
+    assert {t["status"] for t in tasks.values()} == {"succeeded"}
+    assert tasks["b"]["attempt"] == 2 and tasks["a"]["attempt"] == 1
+    order = [_task_of(r) for r in model.generation_requests]
+    assert order[0] == "a" and order[-1] == "d"
+    assert tasks["d"]["started_at"] >= max(tasks["b"]["finished_at"], tasks["c"]["finished_at"])
+
+
+async def test_an_edited_plan_is_validated_and_a_rejected_plan_runs_nothing(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    thread = await agent.call("thread/create", {})
+    plan = {"goal": "two", "tasks": [_task("a"), _task("b", ("a",))]}
+    run = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
+    )
+    events = await agent.run_to_end(run["run_id"])
+    [pending] = [e.event.interrupt for e in events if e.event.type == "interrupt"]  # type: ignore[union-attr]
+    bad = {"decision": "approve", "tasks": [_task("b", ("a",))]}  # dropped a, b still needs it
+    with pytest.raises(Exception) as refused:
+        await agent.call(
+            "run/resume", {"thread_id": thread["id"], "interrupt_id": pending.id, "value": bad}
+        )
+    assert refused.value.error["code"] == -32004  # type: ignore[attr-defined]
+    reject = {"decision": "reject", "reason": "not now"}
+    resumed = await agent.call(
+        "run/resume", {"thread_id": thread["id"], "interrupt_id": pending.id, "value": reject}
+    )
+    await agent.run_to_end(resumed["run_id"])
+    assert (await _plan(agent, thread["id"]))["status"] == "rejected"
+    assert model.generation_requests == []
+
+
+async def test_an_invalid_plan_is_refused_with_a_clear_error(agent: Sidecar):
+    thread = await agent.call("thread/create", {})
+    plan = {"goal": "loop", "tasks": [_task("a", ("b",)), _task("b", ("a",))]}
+    run = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
+    )
+    await agent.run_to_end(run["run_id"])
+    got = await agent.call("thread/get", {"thread_id": thread["id"]})
+    assert "cycle" in got["messages"][-1]["content"]
+
+
+async def test_twenty_subagents_never_exceed_their_profile_concurrency(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    listed = await agent.call("profile/list")
+    profiles = [
+        {**p, "concurrency": 4} if p["id"] == "general" else p for p in listed["profiles"]
+    ]
+    await agent.call("profile/set", {"profiles": profiles})
+    model.push(*[lambda r: _answers(r).delayed(0.05)] * 20)
+    thread = await agent.call("thread/create", {})
+    await agent.call("thread/set_autonomous", {"thread_id": thread["id"], "autonomous": True})
+    plan = {"goal": "many", "tasks": [_task(f"t{n}") for n in range(20)]}
+    run = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
+    )
+    events = await agent.run_to_end(run["run_id"], within=120)
+    running: set[str] = set()
+    peak = 0
+    for update in _task_updates(events):
+        if update["status"] == "running":
+            running.add(update["id"])
+        elif update["status"] in ("succeeded", "failed", "cancelled"):
+            running.discard(update["id"])
+        peak = max(peak, len(running))
+    assert peak == 4
+    plan_state = await _plan(agent, thread["id"])
+    assert [t["status"] for t in plan_state["tasks"]] == ["succeeded"] * 20
