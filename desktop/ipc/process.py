@@ -198,7 +198,7 @@ def build_sidecar_process(
     *,
     parent: QObject | None = None,
 ) -> SidecarProcess:
-    """The real sidecar: `python -m sidecar` with this interpreter, in the caller's environment.
+    """The real sidecar (`sidecar_command()`), in the caller's environment.
 
     `data_dir` sets `ATRIUM_DATA_DIR`; `ATRIUM_WORKSPACE` and `ATRIUM_MODEL` pass through from
     `environment` (default: this process's environment).
@@ -206,7 +206,18 @@ def build_sidecar_process(
     env = dict(environment) if environment is not None else _system_environment()
     if data_dir is not None:
         env["ATRIUM_DATA_DIR"] = str(data_dir)
-    return SidecarProcess(sys.executable, ["-m", "sidecar"], env, parent=parent)
+    program, *arguments = sidecar_command()
+    return SidecarProcess(program, arguments, env, parent=parent)
+
+
+def sidecar_command(executable: str | None = None, *, frozen: bool | None = None) -> list[str]:
+    """How to start the sidecar: `python -m sidecar` with this interpreter, or, in the bundled
+    app (PyInstaller sets `sys.frozen`), the app's own executable with `--sidecar`, which
+    `packaging/entry.py` dispatches to the sidecar (a frozen app has no `-m`).
+    """
+    executable = sys.executable if executable is None else executable
+    frozen = bool(getattr(sys, "frozen", False)) if frozen is None else frozen
+    return [executable, "--sidecar"] if frozen else [executable, "-m", "sidecar"]
 
 
 def _system_environment() -> dict[str, str]:
