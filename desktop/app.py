@@ -17,6 +17,7 @@ from types import TracebackType
 
 from PySide6.QtWidgets import QApplication
 
+from desktop.composer_controller import ComposerController
 from desktop.controller import SessionController
 from desktop.ipc.client import RpcClient
 from desktop.ipc.process import SidecarProcess, build_sidecar_process
@@ -41,6 +42,7 @@ class DesktopApp:
     controller: SessionController
     window: MainWindow
     servers: ServersController
+    composer: ComposerController
 
     def start(self) -> None:
         self.process.start()
@@ -71,10 +73,14 @@ def build_desktop(
     servers = ServersController(client, ServersState())
     client.server_status_received.connect(servers.handle_status)
     window = MainWindow(state, controller, process, servers=servers)
+    composer = ComposerController(client)
+    client.initialized.connect(lambda _result: composer.refresh_prompts())
+    client.server_status_received.connect(composer.handle_status)
+    window.composer.set_features(composer)
     client.initialize_failed.connect(
         lambda error: window.banner.show_message(f"The sidecar refused to start: {error.message}")
     )
-    return DesktopApp(process, client, state, controller, window, servers)
+    return DesktopApp(process, client, state, controller, window, servers, composer)
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

@@ -13,7 +13,8 @@ they survive a crash and restart. The text of `run/start` picks the script:
 MCP servers and grants (`server/*`, `grant/*`) are canned: a built-in `workspace`, a ready
 `time` server and a crashed `broken` one (its test fails), plus two standing grants. Actions that
 change a server reply at once and then send a `server/status` notification (`restart` goes
-`starting`, then `ready`, or `crashed` for `broken`).
+`starting`, then `ready`, or `crashed` for `broken`). Prompts and resources of the `ready`
+servers (`prompt/*`, `resource/*`) come from `fake_features.py`.
 
 Env: `FAKE_SIDECAR_EXIT_AT_START=<code>` exits at once; `FAKE_SIDECAR_BAD_PING=1` answers `ping`
 with a result that does not match its model.
@@ -28,6 +29,9 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any
+
+# Next to this script, which runs by path (so its directory is on sys.path).
+from fake_features import Failure, FakeFeatures
 
 from sidecar.protocol import (
     PROTOCOL_VERSION,
@@ -62,12 +66,6 @@ from sidecar.protocol.servers import (
 DATA = Path(os.environ.get("ATRIUM_DATA_DIR", ".")) / "fake.json"
 
 
-class Failure(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 def write(frame: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(frame) + "\n")
     sys.stdout.flush()
@@ -81,6 +79,9 @@ class FakeSidecar:
         self.servers: dict[str, dict[str, Any]] = canned_servers()
         self.grants: list[dict[str, Any]] = canned_grants()
         self.secrets: set[str] = set()
+        self.features = FakeFeatures(
+            lambda: [name for name, entry in self.servers.items() if entry["state"] == "ready"]
+        )
         self.initialized = False
 
     def save(self) -> None:
@@ -107,6 +108,7 @@ class FakeSidecar:
         if not self.initialized:
             raise Failure(ErrorCode.NOT_INITIALIZED, "initialize first")
         handler = getattr(self, "do_" + method.replace("/", "_"), None)
+        handler = handler or self.features.handler(method)
         if handler is None:
             raise Failure(ErrorCode.METHOD_NOT_FOUND, f"no method {method}")
         return handler(params)

@@ -103,6 +103,19 @@ def test_shutdown_stops_the_sidecar_cleanly(qtbot: QtBot, desktop: DesktopApp):
     assert not desktop.process.is_running and not desktop.process.has_given_up
 
 
+def test_the_composer_offers_the_sidecars_prompts_and_expands_one(
+    qtbot: QtBot, desktop: DesktopApp
+):
+    qtbot.waitUntil(lambda: len(desktop.composer.prompts) == 3, timeout=TIMEOUT_MS)
+    composer = desktop.window.composer
+    qtbot.keyClicks(composer.editor, "/workspace:")
+    assert composer.completer.listed_commands() == ["/workspace:outline", "/workspace:summarize"]
+    qtbot.keyClick(composer.completer.popup(), Qt.Key.Key_Return)
+    expanded = "Outline the workspace: its folders and what each holds."
+    qtbot.waitUntil(lambda: composer.editor.toPlainText() == expanded, timeout=TIMEOUT_MS)
+    assert desktop.state.selected_thread_id is None
+
+
 def test_parse_args_reads_the_data_dir_and_leaves_qt_options(tmp_path):
     args = parse_args(["--data-dir", str(tmp_path), "-platform", "offscreen"])
     assert args.data_dir == tmp_path
