@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.composer_controller import ComposerController
 from desktop.controller import SessionController
+from desktop.coord_controller import CoordController
 from desktop.ipc.client import RpcClient
 from desktop.ipc.process import SidecarProcess, build_sidecar_process
 from desktop.models.servers import ServersState
@@ -72,7 +73,10 @@ def build_desktop(
     client.run_event_received.connect(controller.handle_run_event)
     servers = ServersController(client, ServersState())
     client.server_status_received.connect(servers.handle_status)
-    window = MainWindow(state, controller, process, servers=servers)
+    coord = CoordController(client)
+    client.run_event_received.connect(coord.handle_run_event)
+    client.initialized.connect(lambda _result: coord.reload())
+    window = MainWindow(state, controller, process, servers=servers, coord=coord)
     composer = ComposerController(client)
     client.initialized.connect(lambda _result: composer.refresh_prompts())
     client.server_status_received.connect(composer.handle_status)

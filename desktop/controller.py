@@ -13,10 +13,8 @@ from desktop.ipc.pending import PendingRequest, RequestSender
 from desktop.models.emitter import Emitter
 from desktop.models.session import SessionState
 from sidecar.protocol import (
-    ApprovalValue,
     ErrorCode,
     ErrorObject,
-    QuestionValue,
     RunEventParams,
     RunRef,
     RunResumeParams,
@@ -30,6 +28,7 @@ from sidecar.protocol import (
     ThreadRef,
     ThreadRenameParams,
     ThreadStatus,
+    WireModel,
 )
 
 logger = logging.getLogger(__name__)
@@ -142,9 +141,10 @@ class SessionController:
         )
 
     def answer_interrupt(
-        self, thread_id: str, interrupt_id: str, value: ApprovalValue | QuestionValue
+        self, thread_id: str, interrupt_id: str, value: WireModel
     ) -> PendingRequest:
-        """Resume the thread with the author's answer to one pending interrupt."""
+        """Resume the thread with the author's answer to one pending interrupt (any resume
+        value model: `ApprovalValue`, `QuestionValue`, `PlanApprovalValue`, ...)."""
 
         def on_resumed(_ref: RunRef) -> None:
             self.state.inbox.remove(thread_id, interrupt_id)

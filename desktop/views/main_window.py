@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
+    QDockWidget,
     QMainWindow,
     QSplitter,
     QToolBar,
@@ -14,15 +15,20 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.controller import SessionController
+from desktop.coord_controller import CoordController
+from desktop.ipc.pending import PendingRequest
 from desktop.ipc.process import SidecarProcess
 from desktop.models.session import SessionState
 from desktop.servers_controller import ServersController
-from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.composer import ComposerWidget
-from desktop.views.form_dialog import FormDialog
 from desktop.views.grants_panel import GrantsPanelDialog
-from desktop.views.question_dialog import QuestionDialog
-from desktop.views.sampling_dialog import SamplingDialog
+from desktop.views.inbox_panel import InboxPanel
+from desktop.views.interrupt_dialogs import (
+    InterruptDialog,
+    ReplyAwareDialog,
+    build_interrupt_dialog,
+)
+from desktop.views.run_tree import RunTreePanel
 from desktop.views.servers_panel import ServersPanelDialog
 from desktop.views.settings_dialog import SettingsDialog
 from desktop.views.status_widgets import (
@@ -32,23 +38,7 @@ from desktop.views.status_widgets import (
 )
 from desktop.views.thread_list import ThreadListWidget
 from desktop.views.transcript_view import TranscriptView
-from sidecar.protocol import ApprovalInterrupt, InterruptInfo, SettingsInfo
-from sidecar.protocol.models import FormInterrupt, SamplingInterrupt
-
-InterruptDialog = ApprovalDialog | QuestionDialog | FormDialog | SamplingDialog
-
-
-def build_interrupt_dialog(
-    interrupt: InterruptInfo, thread_title: str, parent: QWidget
-) -> InterruptDialog:
-    """The dialog for an interrupt's kind."""
-    if isinstance(interrupt, ApprovalInterrupt):
-        return ApprovalDialog(interrupt, thread_title, parent)
-    if isinstance(interrupt, FormInterrupt):
-        return FormDialog(interrupt, thread_title, parent)
-    if isinstance(interrupt, SamplingInterrupt):
-        return SamplingDialog(interrupt, thread_title, parent)
-    return QuestionDialog(interrupt, thread_title, parent)
+from sidecar.protocol import InterruptInfo, SettingsInfo, WireModel
 
 
 class MainWindow(QMainWindow):
@@ -56,7 +46,11 @@ class MainWindow(QMainWindow):
     `thread_list`, `transcript`, `composer`, `run_status`, `banner`, `inbox_button`,
     `settings_action`, `dialogs` (open interrupt dialogs by interrupt id), `settings_dialog`,
     `servers_action`, `grants_action`, `servers_panel`, `grants_panel` (the last four need a
-    `ServersController`).
+    `ServersController`), `inbox_panel` (the selected thread's pending interrupts) and, with a
+    `CoordController`, `run_tree` (plans, tasks, subagent activity) and the settings' Profiles tab.
+
+    Pending interrupts never open a storm of dialogs: when some arrive (or a thread with some is
+    selected) and no interrupt dialog is open, the newest one opens; the rest wait in the inbox.
 
     Signals: `interrupt_dialog_opened(dialog)`, `settings_dialog_opened(dialog)`.
     """
@@ -72,9 +66,15 @@ class MainWindow(QMainWindow):
         parent: QWidget | None = None,
         *,
         servers: ServersController | None = None,
+        coord: CoordController | None = None,
     ) -> None:
         super().__init__(parent)
         self.servers = servers
+        self.coord = coord
+        self._open_newest_timer = QTimer(self)
+        self._open_newest_timer.setSingleShot(True)
+        self._open_newest_timer.setInterval(0)  # after a burst of interrupts, the newest
+        self._open_newest_timer.timeout.connect(self._open_newest)
         self.servers_panel: ServersPanelDialog | None = None
         self.grants_panel: GrantsPanelDialog | None = None
         self.state = state
@@ -110,6 +110,21 @@ class MainWindow(QMainWindow):
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([260, 840])
         self.setCentralWidget(splitter)
+        self._build_docks()
+
+    def _build_docks(self) -> None:
+        tree = self.coord.tree if self.coord is not None else None
+        self.inbox_panel = InboxPanel(self.state, tree)
+        self.run_tree: RunTreePanel | None = None
+        docks: list[tuple[str, QWidget]] = [("Inbox", self.inbox_panel)]
+        if self.coord is not None:
+            self.run_tree = RunTreePanel(self.coord)
+            docks.append(("Run tree", self.run_tree))
+        for title, widget in docks:
+            dock = QDockWidget(title, self)
+            dock.setObjectName(title.replace(" ", "_").lower() + "_dock")
+            dock.setWidget(widget)
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
 
     def _build_toolbar(self) -> None:
         toolbar = QToolBar("Main")
@@ -144,6 +159,9 @@ class MainWindow(QMainWindow):
         self.servers_action.triggered.connect(self.open_servers)
         self.grants_action.triggered.connect(self.open_grants)
         self.inbox_button.interrupt_activated.connect(self.open_interrupt)
+        self.inbox_panel.interrupt_activated.connect(self.open_interrupt)
+        if self.coord is not None:
+            self.coord.error_reported.connect(self._on_error_reported)
         controller.error_reported.connect(self._on_error_reported)
 
     def _connect_state(self) -> None:
@@ -174,11 +192,11 @@ class MainWindow(QMainWindow):
             return existing
         thread = self.state.threads.get(thread_id)
         title = thread.title if thread else ""
-        dialog = build_interrupt_dialog(interrupt, title, self)
+        dialog = build_interrupt_dialog(interrupt, title, self, self._task_title(interrupt))
         dialog.thread_id = thread_id
         dialog.answered.connect(
-            lambda interrupt_id, value: self.controller.answer_interrupt(
-                thread_id, interrupt_id, value
+            lambda interrupt_id, value: self._on_dialog_answered(
+                dialog, thread_id, interrupt_id, value
             )
         )
         dialog.finished.connect(lambda _result: self._forget_dialog(interrupt.id, dialog))
@@ -186,6 +204,29 @@ class MainWindow(QMainWindow):
         dialog.show()
         self.interrupt_dialog_opened.emit(dialog)
         return dialog
+
+    def _on_dialog_answered(
+        self, dialog: InterruptDialog, thread_id: str, interrupt_id: str, value: WireModel
+    ) -> PendingRequest:
+        pending = self.controller.answer_interrupt(thread_id, interrupt_id, value)
+        if isinstance(dialog, ReplyAwareDialog):
+            pending.then(None, dialog.show_resume_error)  # it closes once the inbox drops it
+        return pending
+
+    def _task_title(self, interrupt: InterruptInfo) -> str:
+        if self.coord is None or interrupt.task_id is None:
+            return ""
+        node = self.coord.tree.find_task(interrupt.task_id)
+        return node.info.title if node is not None else ""
+
+    def _open_newest(self) -> None:
+        """Open the selected thread's newest pending interrupt, unless a dialog is open."""
+        thread_id = self.state.selected_thread_id
+        if thread_id is None or any(d.isVisible() for d in self.dialogs.values()):
+            return
+        pending = self.state.inbox.pending(thread_id)
+        if pending:
+            self._open_dialog(thread_id, pending[-1][1])
 
     def _forget_dialog(self, interrupt_id: str, dialog: QDialog) -> None:
         if self.dialogs.get(interrupt_id) is dialog:
@@ -201,7 +242,7 @@ class MainWindow(QMainWindow):
             self.settings_dialog.load(info)
             self.settings_dialog.raise_()
             return
-        dialog = SettingsDialog(info, self)
+        dialog = SettingsDialog(info, self, coord=self.coord)
         dialog.settings_submitted.connect(self.controller.save_settings)
         dialog.finished.connect(lambda _result: self._forget_settings(dialog))
         self.settings_dialog = dialog
@@ -240,9 +281,12 @@ class MainWindow(QMainWindow):
 
     def _on_selection_changed(self, thread_id: str | None) -> None:
         self._show_status()
-        if thread_id is not None:
-            for _, interrupt in self.state.inbox.pending(thread_id):
-                self._open_dialog(thread_id, interrupt)
+        if self.coord is not None and self.run_tree is not None:
+            thread = self.state.threads.get(thread_id) if thread_id is not None else None
+            self.run_tree.set_thread_title(thread.title if thread is not None else "")
+            self.coord.show_thread(thread_id)
+        if thread_id is not None and self.state.inbox.count(thread_id):
+            self._open_newest()
 
     def _on_run_state_changed(self, thread_id: str) -> None:
         if thread_id == self.state.selected_thread_id:
@@ -258,9 +302,9 @@ class MainWindow(QMainWindow):
         self.run_status.show_state(run, waiting, has_thread=selected is not None)
         self.composer.set_busy(selected is not None and run.is_running)
 
-    def _on_interrupt_added(self, thread_id: str, interrupt: InterruptInfo) -> None:
+    def _on_interrupt_added(self, thread_id: str, _interrupt: InterruptInfo) -> None:
         if thread_id == self.state.selected_thread_id:
-            self._open_dialog(thread_id, interrupt)
+            self._open_newest_timer.start()
 
     def _on_interrupt_removed(self, _thread_id: str, interrupt_id: str) -> None:
         dialog = self.dialogs.pop(interrupt_id, None)

@@ -13,10 +13,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop.coord_controller import CoordController
+from desktop.views.profiles_tab import ProfilesTabWidget
 from sidecar.protocol import SettingsInfo, SettingsSetParams
 
 _SOURCE_TEXT = {
@@ -29,21 +32,46 @@ _SOURCE_TEXT = {
 class SettingsDialog(QDialog):
     """Edits `SettingsInfo`; on Save emits `settings_submitted(SettingsSetParams)` carrying only
     the fields the author changed. The API key field starts empty: leaving it empty keeps the
-    stored key, typing replaces it, and "Forget the stored key" sends an empty key (removes it)."""
+    stored key, typing replaces it, and "Forget the stored key" sends an empty key (removes it).
+
+    With a `CoordController` a Profiles tab (`profiles_tab`) edits the subagent profiles; it
+    saves them itself (`profile/set`), apart from the General tab's Save."""
 
     settings_submitted = Signal(object)
 
-    def __init__(self, info: SettingsInfo | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        info: SettingsInfo | None = None,
+        parent: QWidget | None = None,
+        *,
+        coord: CoordController | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setModal(False)
         self._info: SettingsInfo | None = None
         self.folder_dialog: QFileDialog | None = None
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._build_general(), "General")
+        self.profiles_tab: ProfilesTabWidget | None = None
+        if coord is not None:
+            self.profiles_tab = ProfilesTabWidget(coord)
+            self.tabs.addTab(self.profiles_tab, "Profiles")
+            self.profiles_tab.refresh()
         layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs, 1)
+        if info is not None:
+            self.load(info)
+
+    def _build_general(self) -> QWidget:
+        """The model, key and workspace form with its own Save (the Profiles tab saves apart)."""
+        general = QWidget()
+        layout = QVBoxLayout(general)
         layout.addLayout(self._build_form())
         self.source_label = QLabel()
         self.source_label.setWordWrap(True)
         layout.addWidget(self.source_label)
+        layout.addStretch(1)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
@@ -51,8 +79,7 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self._on_save_clicked)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-        if info is not None:
-            self.load(info)
+        return general
 
     def _build_form(self) -> QFormLayout:
         form = QFormLayout()

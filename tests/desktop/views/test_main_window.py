@@ -136,7 +136,8 @@ def test_an_interrupt_opens_the_dialog_and_allow_for_thread_resumes(
 def test_the_inbox_reopens_a_closed_dialog(
     qtbot: QtBot, window: MainWindow, fake_sender: FakeSender
 ):
-    window.controller.handle_run_event(RunScript()(InterruptEvent(interrupt=approval())))
+    with qtbot.waitSignal(window.interrupt_dialog_opened):
+        window.controller.handle_run_event(RunScript()(InterruptEvent(interrupt=approval())))
     window.dialogs["i1"].close()
     assert window.dialogs == {}
     (action,) = window.inbox_button.menu().actions()

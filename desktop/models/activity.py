@@ -1,0 +1,144 @@
+"""`ActivityLog`: what one subagent did, as short lines, from its nested run events (no Qt).
+
+A subagent's own run events arrive wrapped in `subagent_event`; this turns them into a bounded
+list of lines for the run tree: tool calls (with their progress and outcome), progress
+messages (a strong agent's normalized events arrive as `tool_progress` messages of its agents
+call), streamed text and messages.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from sidecar.protocol import (
+    InterruptEvent,
+    MessageEvent,
+    RunEventBody,
+    RunFailed,
+    Token,
+    ToolCall,
+    ToolProgress,
+    ToolResult,
+)
+
+EntryKind: TypeAlias = Literal["tool", "progress", "text", "message", "note"]
+LINE_LENGTH = 160
+MAX_ENTRIES = 200
+
+
+def one_line(text: str, limit: int = LINE_LENGTH) -> str:
+    """`text` on one line, cut to `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _arguments(arguments: dict[str, Any]) -> str:
+    return one_line(json.dumps(arguments, ensure_ascii=False, sort_keys=True), 80)
+
+
+def _progress(event: ToolProgress) -> str:
+    if event.total:
+        return f"{event.progress:g}/{event.total:g}"
+    return f"{event.progress:g}"
+
+
+@dataclass
+class ActivityEntry:
+    """One line of activity. `state` is a short status ("running", "ok", "error", a progress
+    figure); `detail` is the longer text for a tooltip (a tool's result, a whole message)."""
+
+    kind: EntryKind
+    text: str
+    call_id: str | None = None
+    state: str = ""
+    detail: str = ""
+    open: bool = False
+
+
+class ActivityLog:
+    """The newest `MAX_ENTRIES` lines of one task's subagent activity; `dropped` counts the
+    older lines let go."""
+
+    def __init__(self) -> None:
+        self.entries: list[ActivityEntry] = []
+        self.dropped = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def apply(self, event: RunEventBody) -> bool:
+        """Take in one nested run event; True if the lines changed."""
+        match event:
+            case Token(text=text):
+                self._stream(text)
+            case MessageEvent(message=message):
+                if not message.content.strip() or message.role == "tool":
+                    return False  # tool calls and results have lines of their own
+                self._close_stream(message.role == "assistant")
+                self._add(ActivityEntry("message", f"{message.role}: {one_line(message.content)}",
+                                        detail=message.content))  # fmt: skip
+            case ToolCall():
+                text = f"{event.server}/{event.tool} {_arguments(event.arguments)}"
+                self._add(ActivityEntry("tool", text, event.call_id, "running"))
+            case ToolProgress():
+                return self._on_progress(event)
+            case ToolResult():
+                return self._on_result(event)
+            case InterruptEvent(interrupt=interrupt):
+                self._add(ActivityEntry("note", f"waiting: {one_line(interrupt.title)}"))
+            case RunFailed(error=error):
+                self._add(ActivityEntry("note", f"failed: {one_line(error.message)}", None,
+                                        "error", error.message))  # fmt: skip
+            case _:
+                return False
+        return True
+
+    def _tool(self, call_id: str) -> ActivityEntry | None:
+        for entry in reversed(self.entries):
+            if entry.kind == "tool" and entry.call_id == call_id:
+                return entry
+        return None
+
+    def _on_progress(self, event: ToolProgress) -> bool:
+        tool = self._tool(event.call_id)
+        if tool is not None and tool.state not in ("ok", "error"):
+            tool.state = _progress(event)
+        if event.message:
+            self._add(ActivityEntry("progress", one_line(event.message), event.call_id,
+                                    detail=event.message))  # fmt: skip
+            return True
+        return tool is not None
+
+    def _on_result(self, event: ToolResult) -> bool:
+        tool = self._tool(event.call_id)
+        if tool is None:
+            return False
+        tool.state = "error" if event.is_error else "ok"
+        tool.detail = event.content
+        return True
+
+    def _stream(self, text: str) -> None:
+        last = self.entries[-1] if self.entries else None
+        if last is not None and last.kind == "text" and last.open:
+            last.detail += text
+            last.text = one_line(last.detail)
+        else:
+            self._add(ActivityEntry("text", one_line(text), detail=text, open=True))
+
+    def _close_stream(self, replace: bool) -> None:
+        """End the streamed text; an assistant message replaces the text it completes."""
+        last = self.entries[-1] if self.entries else None
+        if last is not None and last.kind == "text" and last.open:
+            if replace:
+                self.entries.pop()
+            else:
+                last.open = False
+
+    def _add(self, entry: ActivityEntry) -> None:
+        self.entries.append(entry)
+        if len(self.entries) > MAX_ENTRIES:
+            excess = len(self.entries) - MAX_ENTRIES
+            del self.entries[:excess]
+            self.dropped += excess
