@@ -8,6 +8,9 @@ they survive a crash and restart. The text of `run/start` picks the script:
 - `approve`: a tool call that waits for approval (with a diff), run finishes interrupted.
 - `ask`: a question with choices, run finishes interrupted.
 - `fail`: the run fails.
+- `plan`, `stall`, `two`: coordinator scripts (plans, escalation, subagent interrupts) from
+  `fake_coord.py`, which also answers `profile/*`, `plan/get`, `task/*` and
+  `thread/set_autonomous`.
 - anything else: echo turn, streaming "You said: <text>" token by token.
 
 MCP servers and grants (`server/*`, `grant/*`) are canned: a built-in `workspace`, a ready
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 # Next to this script, which runs by path (so its directory is on sys.path).
+from fake_coord import SCRIPTS, FakeCoord
 from fake_features import Failure, FakeFeatures
 
 from sidecar.protocol import (
@@ -82,6 +86,7 @@ class FakeSidecar:
         self.features = FakeFeatures(
             lambda: [name for name, entry in self.servers.items() if entry["state"] == "ready"]
         )
+        self.coord = FakeCoord(self.db, self.thread, lambda thread: Run(self, thread), Failure)
         self.initialized = False
 
     def save(self) -> None:
@@ -108,7 +113,7 @@ class FakeSidecar:
         if not self.initialized:
             raise Failure(ErrorCode.NOT_INITIALIZED, "initialize first")
         handler = getattr(self, "do_" + method.replace("/", "_"), None)
-        handler = handler or self.features.handler(method)
+        handler = handler or self.features.handler(method) or self.coord.handler(method)
         if handler is None:
             raise Failure(ErrorCode.METHOD_NOT_FOUND, f"no method {method}")
         return handler(params)
@@ -398,6 +403,8 @@ class Run:
             self.approve()
         elif text == "ask":
             self.ask()
+        elif text in SCRIPTS:
+            self.fake.coord.script(self, text)
         elif text == "fail":
             self.finish(
                 RunFailed(error=ErrorInfo(code="boom", message="it broke")), "failed", "it broke"
@@ -453,6 +460,9 @@ class Run:
 
     def resume(self, interrupt: dict[str, Any], value: dict[str, Any]) -> None:
         self.thread["status"] = "running"
+        if self.fake.coord.resumes(interrupt):
+            self.fake.coord.resume(self, interrupt, value)
+            return
         self.emit(RunStarted(resumed=True))
         if interrupt["kind"] == "approval":
             denied = value.get("decision") == "deny"
