@@ -36,10 +36,10 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 def describe_origin(interrupt: InterruptInfo, tree: RunTree | None = None) -> str:
     """Who asks: the main agent, or the subagent task (by title when the tree knows it)."""
     if interrupt.task_id is None:
-        return "main agent"
+        return "the main agent"
     node = tree.find_task(interrupt.task_id) if tree is not None else None
     title = node.info.title if node is not None else ""
-    return f"task {title} ({interrupt.task_id})" if title else f"task {interrupt.task_id}"
+    return f"task “{title}” ({interrupt.task_id})" if title else f"task {interrupt.task_id}"
 
 
 class InboxPanel(QWidget):
@@ -88,9 +88,8 @@ class InboxPanel(QWidget):
         for _, interrupt in reversed(pending):
             kind = KIND_LABELS.get(interrupt.kind, interrupt.kind)
             title = interrupt.title or kind
-            item = QListWidgetItem(
-                f"{kind}: {title}\nfrom the {describe_origin(interrupt, self.tree)}"
-            )
+            origin = describe_origin(interrupt, self.tree)
+            item = QListWidgetItem(f"{kind}: {title}\nfrom {origin}")
             item.setData(ID_ROLE, interrupt.id)
             item.setToolTip(interrupt.body or title)
             self.list.addItem(item)

@@ -83,7 +83,7 @@ class MainWindow(QMainWindow):
         self.dialogs: dict[str, InterruptDialog] = {}
         self.settings_dialog: SettingsDialog | None = None
         self.setWindowTitle("Atrium")
-        self.resize(1100, 760)
+        self.resize(1440, 800)
         self._build_widgets()
         self._build_toolbar()
         self._connect_views()
@@ -120,11 +120,15 @@ class MainWindow(QMainWindow):
         if self.coord is not None:
             self.run_tree = RunTreePanel(self.coord)
             docks.append(("Run tree", self.run_tree))
+        built: list[QDockWidget] = []
         for title, widget in docks:
             dock = QDockWidget(title, self)
             dock.setObjectName(title.replace(" ", "_").lower() + "_dock")
             dock.setWidget(widget)
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+            built.append(dock)
+        self.resizeDocks(built[:1], [480], Qt.Orientation.Horizontal)
+        self.resizeDocks(built, [140, 600][: len(built)], Qt.Orientation.Vertical)
 
     def _build_toolbar(self) -> None:
         toolbar = QToolBar("Main")

@@ -84,7 +84,8 @@ def test_a_burst_opens_only_the_newest_and_the_inbox_lists_all(qtbot: QtBot, win
     assert isinstance(dialog, ApprovalDialog) and list(window.dialogs) == ["iw"]
     assert window.inbox_panel.interrupt_ids() == ["iw", "iq"]
     texts = [window.inbox_panel.list.item(r).text() for r in range(2)]
-    assert "task Task b (b)" in texts[0] and "task Task a (a)" in texts[1]
+    assert texts[0] == "Approval: Write b.md\nfrom task “Task b” (b)"
+    assert texts[1] == "Question: Which tense?\nfrom task “Task a” (a)"
     assert window.inbox_panel.count_label.text() == "2 waiting"
 
 
