@@ -213,3 +213,128 @@ async def test_twenty_subagents_never_exceed_their_profile_concurrency(
     assert peak == 4
     plan_state = await _plan(agent, thread["id"])
     assert [t["status"] for t in plan_state["tasks"]] == ["succeeded"] * 20
+
+
+def _writes_then_answers(request: RecordedRequest) -> Reply:
+    """Each task's subagent first writes `<task>.md` (asks for approval), then answers."""
+    task = _task_of(request)
+    if any(m["role"] == "tool" for m in request.body["messages"]):
+        return Reply.text(answer_text(f"wrote {task}"))
+    return Reply.tool_call("workspace__write", {"path": f"{task}.md", "content": task})
+
+
+async def _two_writers(agent: Sidecar, model: ScriptedModelServer) -> tuple[str, str]:
+    model.push(*[_writes_then_answers] * 4)
+    thread = await agent.call("thread/create", {})
+    await agent.call("thread/set_autonomous", {"thread_id": thread["id"], "autonomous": True})
+    plan = {"goal": "two writers", "tasks": [_task("a"), _task("b")]}
+    run = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
+    )
+    return thread["id"], run["run_id"]
+
+
+def _live(events: list[RunEventParams]) -> dict[str, Any]:
+    return {
+        e.event.interrupt.task_id: e.event.interrupt  # type: ignore[union-attr]
+        for e in events
+        if e.event.type == "interrupt"
+    }
+
+
+async def test_two_subagents_approvals_are_pending_at_once_and_answered_in_reverse_order(
+    agent: Sidecar, model: ScriptedModelServer, workspace: Path
+):
+    thread_id, run_id = await _two_writers(agent, model)
+    await agent.wait_for(lambda evs: len(_live(evs)) == 2)
+    pending = _live(agent.events)
+    assert {i.kind for i in pending.values()} == {"approval"}
+    got = await agent.call("thread/get", {"thread_id": thread_id})
+    assert {i["task_id"] for i in got["interrupts"]} == {"a", "b"}
+    for task_id in ("b", "a"):
+        value = {"decision": "allow_once"}
+        answered = await agent.call(
+            "run/resume",
+            {"thread_id": thread_id, "interrupt_id": pending[task_id].id, "value": value},
+        )
+        assert answered["run_id"] == run_id  # answered in place: the plan's run goes on
+    events = await agent.run_to_end(run_id)
+    assert event_types(events)[-1] == "run_finished"
+    assert (workspace / "a.md").read_text() == "a" and (workspace / "b.md").read_text() == "b"
+    assert [t["status"] for t in (await _plan(agent, thread_id))["tasks"]] == ["succeeded"] * 2
+
+
+async def test_a_result_finished_before_a_crash_arrives_once_after_the_retry(
+    sidecar_data: Path, workspace: Path, model: ScriptedModelServer
+):
+    def respond(request: RecordedRequest) -> Reply:
+        if _task_of(request) == "a":
+            return Reply.text(answer_text("a is done"))
+        return _writes_then_answers(request)
+
+    model.push(*[respond] * 4)
+    agent = await _start(sidecar_data, workspace, model)
+    thread = await agent.call("thread/create", {})
+    await agent.call("thread/set_autonomous", {"thread_id": thread["id"], "autonomous": True})
+    plan = {"goal": "crash", "tasks": [_task("a"), _task("b")]}
+    await agent.call("run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)})
+
+    def a_done_b_waiting(events: list[RunEventParams]) -> bool:
+        done = any(u["id"] == "a" and u["status"] == "succeeded" for u in _task_updates(events))
+        return done and "b" in _live(events)
+
+    await agent.wait_for(a_done_b_waiting)
+    requests_before = len(model.generation_requests)
+    await agent.kill()  # a's result is in the outbox; the join has not happened
+
+    agent = await _start(sidecar_data, workspace, model)
+    try:
+        assert (await agent.call("thread/get", {"thread_id": thread["id"]}))["status"] == "failed"
+        retried = await agent.call("run/retry", {"thread_id": thread["id"]})
+        await agent.wait_for(lambda evs: "b" in _live(evs))
+        again = _live(agent.events)["b"]
+        await agent.call(
+            "run/resume",
+            {
+                "thread_id": thread["id"],
+                "interrupt_id": again.id,
+                "value": {"decision": "allow_once"},
+            },
+        )
+        events = await agent.run_to_end(retried["run_id"])
+        assert event_types(events)[-1] == "run_finished"
+        # a did not run again; only b's remaining work reached the model.
+        assert [_task_of(r) for r in model.generation_requests[requests_before:]] == ["b"]
+        got = await agent.call("thread/get", {"thread_id": thread["id"]})
+        results = [m for m in got["messages"] if m["role"] == "tool"]
+        assert len(results) == 1 and "a is done" in results[0]["content"]
+        assert "wrote b" in results[0]["content"]
+    finally:
+        await agent.kill()
+
+
+async def test_a_stalled_subagent_is_stopped_and_escalated_to_the_author(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    model.push(
+        Reply.text(answer_text("too late")).delayed(3),
+        lambda r: Reply.text(answer_text("second wind")),
+    )
+    listed = await agent.call("profile/list")
+    quick = {**listed["profiles"][0], "id": "quick", "stall_seconds": 1, "max_attempts": 1}
+    await agent.call("profile/set", {"profiles": [*listed["profiles"], quick]})
+    thread = await agent.call("thread/create", {})
+    run = await agent.call("run/start", {"thread_id": thread["id"], "text": "/delegate quick Wait"})
+    await agent.wait_for(lambda evs: "task" in _live(evs))
+    escalation = _live(agent.events)["task"]
+    assert escalation.kind == "escalation" and escalation.reason == "stalled"
+    [stalled] = (await _plan(agent, thread["id"]))["tasks"]
+    assert (stalled["stalled"], stalled["status"]) == (True, "waiting")
+    await agent.call(
+        "run/resume",
+        {"thread_id": thread["id"], "interrupt_id": escalation.id, "value": {"action": "skip"}},
+    )
+    events = await agent.run_to_end(run["run_id"])
+    assert event_types(events)[-1] == "run_finished"
+    [task] = (await _plan(agent, thread["id"]))["tasks"]
+    assert task["status"] == "skipped"
