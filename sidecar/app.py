@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import logging.handlers
@@ -311,6 +312,32 @@ async def _stdio(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio.Stream
     return reader, writer
 
 
+def install_task_dump() -> None:
+    """`kill -USR2 <sidecar pid>` writes every asyncio task's stack (and every thread's) to
+    the log: what a stuck run is waiting on, without stopping it."""
+    import faulthandler
+    import io
+    import signal
+
+    def dump() -> None:
+        out = io.StringIO()
+        for task in asyncio.all_tasks():
+            out.write(f"--- {task.get_name()}\n")
+            awaited: Any = task.get_coro()
+            while awaited is not None:
+                frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "ag_frame", None)
+                if frame is not None:
+                    out.write(
+                        f"  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}\n"
+                    )
+                awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "ag_await", None)
+        log.warning("asyncio tasks:\n%s", out.getvalue())
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR2, dump)
+
+
 async def amain() -> None:
     # LiteLLM would otherwise fetch its model map from the network at import.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -318,5 +345,6 @@ async def amain() -> None:
     data = settings_mod.data_dir()
     configure_logging(data)
     log.info("sidecar %s starting; data dir %s", version(), data)
+    install_task_dump()
     reader, writer = await _stdio(protocol_fd)
     await serve(reader, writer, data)
