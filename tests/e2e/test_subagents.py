@@ -108,7 +108,7 @@ async def test_delegate_runs_a_subagent_on_its_own_sub_thread_and_returns_its_re
     got = await agent.call("thread/get", {"thread_id": thread["id"]})
     assert "The notes say the river is wide." in got["messages"][-1]["content"]
     sub = await agent.call("thread/get", {"thread_id": task["sub_thread_id"]})
-    assert [m["role"] for m in sub["messages"]][0] == "user"
+    assert sub["messages"][0]["role"] == "user"
 
 
 async def test_a_diamond_plan_waits_for_approval_runs_in_order_and_retries_a_failure(
