@@ -71,6 +71,8 @@ class InFlightCall:
     run: RunBinding
     deadline: IdleDeadline | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    task_id: str | None = None
+    """The subagent task making the call (server requests may arrive in another task)."""
 
     async def ask(
         self, payload: dict[str, Any], check: AnswerCheck | None = None
@@ -185,7 +187,7 @@ def in_flight(server: str, call_id: str) -> Generator[InFlightCall | None]:
     if run is None:
         yield None
         return
-    call = InFlightCall(server=server, call_id=call_id, run=run)
+    call = InFlightCall(server=server, call_id=call_id, run=run, task_id=_TASK.get())
     run.calls.begin(call)
     token = _CALL.set(call)
     try:

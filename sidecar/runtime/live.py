@@ -127,7 +127,7 @@ class LiveInterrupts:
         body: dict[str, Any] = {**payload, "live": True}
         if call is not None:
             body["call_id"] = call.call_id
-        task_id = current_task()
+        task_id = call.task_id if call is not None and call.task_id else current_task()
         if task_id is not None and "task_id" not in body:
             body["task_id"] = task_id
         info = interrupt_from_payload(interrupt_id, emit.run_id, body)

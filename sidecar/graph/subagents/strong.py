@@ -5,6 +5,7 @@ after the task; cancelling the attempt cancels the call, which stops the CLI."""
 
 from __future__ import annotations
 
+import contextvars
 import json
 import subprocess
 from pathlib import Path
@@ -36,9 +37,13 @@ async def strong_attempt(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult:
     if profile.model:
         args["model"] = profile.model
 
+    # Progress arrives on the server session's task: report it in this node's context, where
+    # the run's stream writer lives.
+    node_context = contextvars.copy_context()
+
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         del progress, total
-        ctx.report(_progress_report(message))
+        node_context.run(ctx.report, _progress_report(message))
 
     call_id = f"{task.plan_id}.{task.id}.{task.attempt}.{ctx.mode}"
     try:

@@ -1,0 +1,122 @@
+"""Strong-agent subagents through the real sidecar: the task runs as an `agent_run` call on the
+built-in agents MCP server, its events arrive nested under the task, and the CLI's permission
+request reaches the author as a live form interrupt naming the task.
+
+One test replays a recorded Claude Code transcript with the fake CLI; one drives the real,
+pinned Claude Code CLI against a scripted Anthropic Messages server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.harness import Sidecar, event_types
+from tests.e2e.test_subagents import _live, _plan
+from tests.fakes.anthropic_messages import anthropic_server
+from tests.fakes.model_server import RecordedRequest, Reply, ScriptedModelServer
+from tests.mcp_servers.agents.helpers import FAKE_CLI, shared_transcript
+from tests.setup.agent_clis import (
+    INSTALL_TIMEOUT_S,
+    AgentCliUnavailable,
+    claude_env,
+    install_agent_clis,
+    node_bin_dir,
+)
+
+pytestmark = pytest.mark.anyio
+RECORDED_SESSION = "25f505f3-79a7-4119-8ffa-23ce6efc7560"
+
+
+def _fake_claude(tmp_path: Path) -> Path:
+    script = tmp_path / "claude"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLI}" "$@"\n')
+    script.chmod(0o755)
+    return script
+
+
+async def _delegate(agent: Sidecar, text: str) -> tuple[str, str]:
+    thread = await agent.call("thread/create", {})
+    run = await agent.call("run/start", {"thread_id": thread["id"], "text": text})
+    return thread["id"], run["run_id"]
+
+
+async def test_a_claude_code_task_replays_a_recorded_run_and_asks_the_author_through_a_form(
+    sidecar_data: Path, workspace: Path, tmp_path: Path
+):
+    env = {
+        "ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)),
+        "FAKE_CLI_TRANSCRIPT": str(shared_transcript("claude_1.jsonl")),
+        "FAKE_CLI_LOG": str(tmp_path / "fake.log"),
+    }
+    agent = await Sidecar.start(sidecar_data, workspace, **env)
+    try:
+        await agent.call("initialize", {"client_name": "tests"})
+        thread_id, run_id = await _delegate(agent, "/delegate claude Write hello.txt saying hi")
+        await agent.wait_for(lambda evs: "task" in _live(evs), within=90)
+        form = _live(agent.events)["task"]
+        assert (form.kind, form.server) == ("form", "agents")
+        value: dict[str, Any] = {"action": "accept", "content": {}}
+        answered = await agent.call(
+            "run/resume", {"thread_id": thread_id, "interrupt_id": form.id, "value": value}
+        )
+        assert answered["run_id"] == run_id
+        events = await agent.run_to_end(run_id, within=90)
+    finally:
+        await agent.kill()
+    assert event_types(events)[-1] == "run_finished"
+    nested = [e.event for e in agent.events if e.event.type == "subagent_event"]
+    assert any(n.event["type"] == "tool_progress" for n in nested)  # type: ignore[union-attr]
+    agent2 = await Sidecar.start(sidecar_data, workspace)
+    try:
+        await agent2.call("initialize", {"client_name": "tests"})
+        [task] = (await _plan(agent2, thread_id))["tasks"]
+    finally:
+        await agent2.kill()
+    assert (task["status"], task["session_ref"]) == ("succeeded", RECORDED_SESSION)
+    assert task["summary"] == "Done. Created `hello.txt` with content `hi`."
+
+
+@pytest.fixture
+def anthropic() -> Iterator[ScriptedModelServer]:
+    with anthropic_server() as server:
+        yield server
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(INSTALL_TIMEOUT_S + 300)
+async def test_a_task_for_the_real_claude_code_cli_runs_against_the_scripted_model(
+    sidecar_data: Path, workspace: Path, tmp_path: Path, anthropic: ScriptedModelServer
+):
+    try:
+        clis = install_agent_clis()
+    except AgentCliUnavailable:
+        if shutil.which("npm") is None or node_bin_dir() is None:
+            pytest.skip("npm/node not on PATH: cannot install the pinned agent CLIs")
+        raise
+
+    def respond(request: RecordedRequest) -> Reply:
+        # The CLI also asks the model for a session title; that is not the task's answer.
+        if "Write the title" in json.dumps(request.body.get("messages", [])):
+            return Reply.text("Story outline")
+        return Reply.text("The outline has three acts.")
+
+    anthropic.push(respond, respond)
+    env = {**claude_env(anthropic.url, tmp_path / "home"), "ATRIUM_CLAUDE_BIN": str(clis.claude)}
+    agent = await Sidecar.start(sidecar_data, workspace, **env)
+    try:
+        await agent.call("initialize", {"client_name": "tests"})
+        thread_id, run_id = await _delegate(agent, "/delegate claude Outline the story")
+        events = await agent.run_to_end(run_id, within=180)
+        assert event_types(events)[-1] == "run_finished"
+        [task] = (await _plan(agent, thread_id))["tasks"]
+    finally:
+        await agent.kill()
+    assert (task["status"], task["summary"]) == ("succeeded", "The outline has three acts.")
+    assert task["session_ref"] and task["tokens_in"] > 0
+    assert anthropic.generation_requests  # the CLI asked the scripted model, nobody else
