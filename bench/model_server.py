@@ -38,12 +38,13 @@ def respond(request: RecordedRequest) -> Reply:
 
 
 @asynccontextmanager
-async def model_server() -> AsyncGenerator[str]:
+async def model_server(*args: str) -> AsyncGenerator[str]:
     """Run the scripted model in a child process; yields its API base (…/v1)."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "bench.model_server",
+        *args,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         cwd=REPO,
@@ -61,8 +62,18 @@ async def model_server() -> AsyncGenerator[str]:
             await proc.wait()
 
 
+MODEL_LATENCY_S = 0.2
+
+
+def answer_at_once(request: RecordedRequest) -> Reply:
+    """For subagents: every request gets its answer after a fixed model latency."""
+    del request
+    return Reply.text("[[ ## answer ## ]]\ndone\n\n[[ ## completed ## ]]").delayed(MODEL_LATENCY_S)
+
+
 def main() -> None:
-    with openai_chat_server(fallback=respond) as server:
+    fallback = answer_at_once if "--answer-at-once" in sys.argv[1:] else respond
+    with openai_chat_server(fallback=fallback) as server:
         print(server.url + "/v1", flush=True)
         sys.stdin.read()
 

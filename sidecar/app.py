@@ -334,6 +334,8 @@ def install_task_dump() -> None:
         log.warning("asyncio tasks:\n%s", out.getvalue())
         faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
 
+    if signal.getsignal(signal.SIGUSR2) is not signal.SIG_DFL:
+        return  # someone (a profiling harness) already uses it
     with contextlib.suppress(NotImplementedError, RuntimeError):
         asyncio.get_running_loop().add_signal_handler(signal.SIGUSR2, dump)
 

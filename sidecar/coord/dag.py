@@ -14,6 +14,8 @@ from typing import Any, cast
 from sidecar.coord.profiles import Profile
 
 MAX_TASKS = 20
+MAX_DELEGATED = 64
+"""A batch of independent delegated tasks (no plan, no approval) may be larger than a plan."""
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -71,6 +73,7 @@ def validate_plan(
     profiles: Mapping[str, Profile],
     *,
     completed: Mapping[str, TaskSpec] | None = None,
+    max_tasks: int = MAX_TASKS,
 ) -> list[TaskSpec]:
     """Check a plan; returns its tasks in dependency order (stable for independent tasks).
 
@@ -86,8 +89,8 @@ def validate_plan(
     if not items:
         raise PlanError("a plan needs at least one task")
     total = len(items) + sum(1 for t in done if t not in {i.id for i in items})
-    if total > MAX_TASKS:
-        raise PlanError(f"a plan has at most {MAX_TASKS} tasks; this one has {total}")
+    if total > max_tasks:
+        raise PlanError(f"a plan has at most {max_tasks} tasks; this one has {total}")
     seen: set[str] = set()
     for task in items:
         _check_task(task, profiles, seen, done)

@@ -28,8 +28,11 @@ class CallCommand:
 
 @dataclass(frozen=True, slots=True)
 class DelegateCommand:
+    """`/delegate <profile> <task>`, or `/delegate {"tasks": [...]}` for several at once."""
+
     profile: str
     task: str
+    raw: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +43,8 @@ class PlanCommand:
 Command = ToolsCommand | CallCommand | DelegateCommand | PlanCommand
 
 USAGE = (
-    "Commands: /tools, /call <server>__<tool> {json arguments}, /delegate <profile> <task>, "
+    "Commands: /tools, /call <server>__<tool> {json arguments}, "
+    '/delegate <profile> <task> (or /delegate {"tasks": [...]}), '
     '/plan {"goal": ..., "tasks": [...]}'
 )
 
@@ -67,6 +71,8 @@ def parse_command(text: str) -> Command:
             raise CommandError(f"arguments must be a JSON object. {USAGE}")
         return CallCommand(name=name, arguments=cast(dict[str, Any], args))
     if head == "/delegate":
+        if rest.strip().startswith("{"):
+            return DelegateCommand(profile="", task="", raw=rest.strip())
         profile, _, task = rest.strip().partition(" ")
         if not profile or not task.strip():
             raise CommandError(f"/delegate needs a profile and a task. {USAGE}")

@@ -9,6 +9,7 @@ thread, so the sidecar's event loop never stalls on it.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 from collections.abc import Callable, Sequence
@@ -94,8 +95,24 @@ def _not_run_here(**kwargs: Any) -> Any:
     raise RuntimeError("MCP tools run through the tool host, not inside the planner")
 
 
+_TOOL_CACHE: dict[tuple[str, str, str], SchemaTool] = {}
+_TOOL_CACHE_SIZE = 1024
+
+
 def to_dspy_tool(spec: ToolSpec) -> SchemaTool:
-    """Describe an MCP tool to DSPy, keeping its exact JSON Schema."""
+    """Describe an MCP tool to DSPy, keeping its exact JSON Schema. Building one costs about a
+    millisecond (DSPy derives pydantic models from the schema), and every planner step lists
+    every tool, so tools are built once per definition and reused (they are never mutated)."""
+    key = (spec.name, spec.description, json.dumps(spec.input_schema, sort_keys=True))
+    tool = _TOOL_CACHE.get(key)
+    if tool is None:
+        if len(_TOOL_CACHE) >= _TOOL_CACHE_SIZE:
+            _TOOL_CACHE.clear()
+        tool = _TOOL_CACHE[key] = _build_tool(spec)
+    return tool
+
+
+def _build_tool(spec: ToolSpec) -> SchemaTool:
     schema: dict[str, Any] = {"type": "object", "properties": {}, **spec.input_schema}
     tool = SchemaTool(
         func=_not_run_here,
@@ -170,7 +187,13 @@ def step_signature(
     """The signature for one step: Atrium's rules, the tool-calling note, then system turns.
 
     With no tools at all the tool fields are dropped: providers reject an empty `tools` list.
+    Signatures are classes built at some cost, so each distinct one is built once.
     """
+    return _signature(native, bool(tools), tuple(system_notes))
+
+
+@functools.lru_cache(maxsize=256)
+def _signature(native: bool, tools: bool, system_notes: tuple[str, ...]) -> type[dspy.Signature]:
     if not tools:
         signature = PlannerStep.delete("tools").delete("tool_calls")  # pyright: ignore[reportUnknownMemberType]
         return signature.with_instructions("\n\n".join([BASE_INSTRUCTIONS, *system_notes]))

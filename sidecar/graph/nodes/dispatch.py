@@ -21,7 +21,14 @@ from typing import Any
 
 from langgraph.types import Send, interrupt
 
-from sidecar.coord.dag import PlanError, TaskSpec, parse_tasks, validate_plan
+from sidecar.coord.dag import (
+    MAX_DELEGATED,
+    MAX_TASKS,
+    PlanError,
+    TaskSpec,
+    parse_tasks,
+    validate_plan,
+)
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit
 from sidecar.graph.nodes.tool import record_call, record_result
@@ -126,7 +133,12 @@ def _store_plan(deps: GraphDeps, state: TurnState, call: dict[str, Any]) -> tupl
         existing is None or existing.thread_id != state["thread_id"]
     ):
         raise PlanError(f"no plan {plan_id!r} in this thread to revise")
-    ordered = validate_plan(request.tasks, profiles, completed=_completed(store, plan_id))
+    ordered = validate_plan(
+        request.tasks,
+        profiles,
+        completed=_completed(store, plan_id),
+        max_tasks=MAX_TASKS if request.needs_approval else MAX_DELEGATED,
+    )
     depth = int((state.get("agent") or {}).get("depth", 0)) + 1
     for task in ordered:
         if profiles[task.profile].max_depth < depth:

@@ -189,7 +189,9 @@ def _format_tools(deps: GraphDeps) -> str:
 def _direct_dispatch(command: DelegateCommand | PlanCommand) -> dict[str, Any]:
     """`/delegate` and `/plan` start the same machinery as the planner's dispatch tools."""
     try:
-        if isinstance(command, DelegateCommand):
+        if isinstance(command, DelegateCommand) and command.raw is not None:
+            name, arguments = DELEGATE, plan_arguments(command.raw)
+        elif isinstance(command, DelegateCommand):
             name, arguments = DELEGATE, delegate_arguments(command.profile, command.task)
         else:
             name, arguments = PLAN, plan_arguments(command.raw)

@@ -95,7 +95,11 @@ def _new_turn(deps: GraphDeps, ctx: AttemptContext, sub: str) -> dict[str, Any]:
 
 
 async def _stream(graph: Any, graph_input: Any, config: Any, on_chunk: Any) -> None:
-    async for _mode, chunk in graph.astream(graph_input, config, stream_mode=["custom"]):
+    # A child checkpoints when it stops (done, or paused on an interrupt), not after every
+    # step: a crash mid-turn repeats the turn (the tool journal keeps writes from repeating),
+    # and fifty children in parallel do not each write every step to the one database.
+    stream = graph.astream(graph_input, config, stream_mode=["custom"], durability="exit")
+    async for _mode, chunk in stream:
         on_chunk(chunk)
 
 

@@ -34,8 +34,9 @@ def dispatch_specs(profiles: dict[str, str]) -> list[ToolSpec]:
     delegate = ToolSpec(
         name=DELEGATE,
         description=(
-            "Hand one or more independent tasks to subagents, which run in parallel, each "
-            "knowing only its task. Returns each task's status, findings, changed files and "
+            "Hand one or more (up to 64) independent tasks to subagents, which run in "
+            "parallel, each knowing only its task. Returns each task's status, findings, "
+            "changed files and "
             f"stats. Profiles: {known}."
         ),
         input_schema={
