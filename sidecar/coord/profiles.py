@@ -116,15 +116,16 @@ class ProfilesFile:
     def load(self) -> tuple[tuple[Profile, ...], str | None]:
         """The profiles and, when the file could not be used, why (the defaults apply)."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            data = self.path.read_bytes()
         except FileNotFoundError:
             return DEFAULT_PROFILES, None
         except OSError as exc:
             return DEFAULT_PROFILES, f"{self.path.name}: {exc.strerror or exc}"
         try:
-            raw = json.loads(text)
-        except ValueError as exc:
-            backup = self.path.with_name(f"profiles.corrupt-{int(time.time())}.json")
+            # utf-8-sig: a file saved with a byte-order mark (some editors do) reads too.
+            raw = json.loads(data.decode("utf-8-sig"))
+        except ValueError as exc:  # not UTF-8 (UnicodeDecodeError) or not JSON
+            backup = self.path.with_name(f"profiles.corrupt-{time.time_ns()}.json")
             self.path.replace(backup)
             log.error("profiles file is not JSON (%s); moved to %s", exc, backup)
             return DEFAULT_PROFILES, f"{self.path.name} was not JSON; moved to {backup.name}"

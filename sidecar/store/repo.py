@@ -81,7 +81,7 @@ class Store(RunRepo, ApprovalRepo, PlanRepo):
             " VALUES (?,?,?,?,?,?)",
             (thread_id, title, "idle", now, now, parent_id),
         )
-        return ThreadRecord(thread_id, title, "idle", None, now, now)
+        return ThreadRecord(thread_id, title, "idle", None, now, now, parent_id)
 
     def has_thread(self, thread_id: str) -> bool:
         row = self.conn.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone()

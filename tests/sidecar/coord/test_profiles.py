@@ -139,12 +139,6 @@ def test_a_file_that_is_not_json_is_moved_aside_and_reported(profiles_file: Prof
     assert profiles_file.load() == (DEFAULT_PROFILES, None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ProfilesFile.load reads with encoding='utf-8' and catches only OSError, so a file "
-    "that is not UTF-8 (e.g. UTF-16 from Notepad, or binary junk) raises UnicodeDecodeError out "
-    "of load() instead of being moved aside as not JSON",
-)
 def test_a_file_that_is_not_utf8_is_moved_aside_and_reported(profiles_file: ProfilesFile) -> None:
     raw = json.dumps({"profiles": [{"id": "a", "name": "A"}]}).encode("utf-16")
     profiles_file.path.write_bytes(raw)

@@ -280,11 +280,6 @@ def test_sub_threads_are_hidden_from_the_thread_list(store: Store, thread_id: st
     assert store.get_thread(thread_id).parent_id is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Store.create_thread builds its returned ThreadRecord without parent_id, so a "
-    "sub-thread comes back with parent_id=None while get_thread reports the parent",
-)
 def test_a_created_sub_thread_reads_back_as_created(store: Store, thread_id: str) -> None:
     child = store.create_thread("child", parent_id=thread_id)
     assert child == store.get_thread(child.id)
