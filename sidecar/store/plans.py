@@ -11,7 +11,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, cast
 
 PLAN_SCHEMA = """
@@ -235,6 +235,21 @@ class PlanRepo:
     ) -> TaskRecord | None:
         """Compare-and-set: apply `changes` only if the row is still at `expected_version`.
         Returns the new row, or None when another writer changed it first."""
+        if not self.update_task_raw(plan_id, task_id, expected_version, dict(changes)):
+            return None
+        return self.get_task(plan_id, task_id)
+
+    def update_task_from(self, current: TaskRecord, **changes: Any) -> TaskRecord | None:
+        """`update_task` against a row the caller holds: no re-read on success."""
+        if not self.update_task_raw(current.plan_id, current.id, current.version, changes):
+            return None
+        if "depends_on" in changes:
+            return self.get_task(current.plan_id, current.id)
+        return replace(current, **changes, version=current.version + 1)
+
+    def update_task_raw(
+        self, plan_id: str, task_id: str, expected_version: int, changes: dict[str, Any]
+    ) -> bool:
         unknown = set(changes) - _TASK_FIELDS
         if unknown:
             raise ValueError(f"not task fields: {sorted(unknown)}")
@@ -248,9 +263,7 @@ class PlanRepo:
             " WHERE plan_id = ? AND id = ? AND version = ?",
             (*values, plan_id, task_id, expected_version),
         )
-        if cur.rowcount == 0:
-            return None
-        return self.get_task(plan_id, task_id)
+        return cur.rowcount == 1
 
     def put_envelope(
         self,

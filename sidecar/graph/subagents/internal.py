@@ -26,6 +26,8 @@ _PROMPTS = {
     "retry": "Your previous attempt failed ({error}). Try the task again.",
 }
 _WRITES = ("write", "edit")
+# What a task is doing, by the node its subagent entered (tool calls name the tool instead).
+_ACTIVITIES = {"planner": "thinking"}
 
 
 async def internal_attempt(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult:
@@ -112,11 +114,11 @@ def _relay(ctx: AttemptContext, sub: str, chunk: dict[str, Any], artifacts: list
         if problem is not None:
             raise BudgetExceededError(problem)
         return
-    if kind in ("token", "node_finished"):
-        ctx.report({})
+    if kind == "node_started" and chunk.get("node") in _ACTIVITIES:
+        ctx.report({"activity": _ACTIVITIES[str(chunk.get("node"))]})
         return
-    if kind == "node_started":
-        ctx.report({"activity": _activity(chunk.get("node"))})
+    if kind in ("token", "node_started", "node_finished"):
+        ctx.report({})
         return
     event = dict(chunk)
     if kind == "message":
@@ -131,12 +133,6 @@ def _relay(ctx: AttemptContext, sub: str, chunk: dict[str, Any], artifacts: list
         ctx.report({"activity": event_activity, "event": event, "sub_thread_id": sub})
         return
     ctx.report({"event": event, "sub_thread_id": sub})
-
-
-def _activity(node: object) -> str:
-    return {"planner": "thinking", "tool": "using a tool", "persist": "writing up"}.get(
-        str(node), str(node)
-    )
 
 
 def _last_answer(deps: GraphDeps, sub: str) -> str:

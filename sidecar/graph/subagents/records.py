@@ -50,7 +50,7 @@ def change_task(store: Store, plan_id: str, task_id: str, **changes: object) -> 
         current = store.get_task(plan_id, task_id)
         if current is None or current.final:
             return None
-        updated = store.update_task(plan_id, task_id, current.version, **changes)
+        updated = store.update_task_from(current, **changes)
         if updated is not None:
             emit_task(updated)
             return updated
