@@ -24,6 +24,7 @@ from sidecar.host.launch import LaunchPreview, build_launch, preview
 from sidecar.host.logs import LogEntry, StderrTail
 from sidecar.host.secrets import SecretLookup, keyring_secret
 from sidecar.host.spec import (
+    RequiredServerError,
     RestartPolicy,
     ServerSpec,
     ServerState,
@@ -142,6 +143,25 @@ class ToolHost:
             if c.spec.builtin or c.spec.required
         ]
         await asyncio.gather(*waited)
+
+    async def check_required(self) -> None:
+        """Wait for the servers a turn needs; raise if a `required` one is not connected.
+
+        Raises:
+            RequiredServerError: names each required server that is down and why.
+        """
+        await self.wait_ready()
+        down = [
+            f"{c.spec.name} ({c.state}{': ' + c.error if c.error else ''})"
+            for c in self._connections.values()
+            if c.spec.required and c.state not in ("ready", "degraded", "disabled")
+        ]
+        if down:
+            raise RequiredServerError(
+                "required MCP server not connected: "
+                + "; ".join(down)
+                + ". Fix or restart it in the MCP servers panel, or unmark it as required."
+            )
 
     async def wait_for_tool(self, name: str) -> None:
         """Wait (bounded) until the server of tool `name` has finished starting."""

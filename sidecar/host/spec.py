@@ -70,6 +70,10 @@ class ServerStatus:
     since: float = field(default_factory=time.time)
 
 
+class RequiredServerError(RuntimeError):
+    """A server marked `required` is not connected, so no turn can run until it is."""
+
+
 class ServerUnavailableError(RuntimeError):
     """The server is not connected (failed to start, died, stopped or disabled)."""
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sidecar.host.spec import RequiredServerError
 from sidecar.llm.types import PlannerError
 from sidecar.protocol import (
     ErrorInfo,
@@ -51,6 +52,8 @@ async def drive(
         return RunCancelled()
     except PlannerError as exc:
         return _fail(store, emit, exc.code, str(exc))
+    except RequiredServerError as exc:
+        return _fail(store, emit, "server_unavailable", str(exc))
     except Exception as exc:  # the run boundary: any node failure is recorded, never lost
         log.exception("run %s failed", run_id)
         return _fail(store, emit, "internal", f"{type(exc).__name__}: {exc}")

@@ -265,3 +265,20 @@ async def test_a_secret_reaches_the_server_and_never_the_database_logs_or_config
     leaks = [p for p in sidecar_data.rglob("*") if p.is_file() and token.encode() in p.read_bytes()]
     assert leaks == []
     assert (sidecar_data / "atrium.db").exists() and list((sidecar_data / "logs").iterdir())
+
+
+async def test_a_required_server_that_is_down_fails_the_turn_with_a_clear_error(
+    sidecar: Sidecar,
+):
+    missing = {"name": "needed", "command": "/nonexistent/mcp-server", "required": True}
+    await sidecar.call("server/add", {"config": missing})
+    thread = await sidecar.call("thread/create", {})
+    run = await sidecar.call("run/start", {"thread_id": thread["id"], "text": "/tools"})
+    events = await sidecar.run_to_end(run["run_id"])
+    failed = events[-1].event
+    assert failed.type == "run_failed"
+    assert failed.error.code == "server_unavailable"  # type: ignore[union-attr]
+    assert "needed" in failed.error.message  # type: ignore[union-attr]
+    await sidecar.call("server/set_enabled", {"name": "needed", "enabled": False})
+    again = await sidecar.call("run/start", {"thread_id": thread["id"], "text": "/tools"})
+    assert event_types(await sidecar.run_to_end(again["run_id"]))[-1] == "run_finished"

@@ -76,7 +76,7 @@ def make_planner(deps: GraphDeps):
             return {"route": "dispatch"}
         if state.get("pending"):
             return {"route": "tool"}
-        await deps.host.wait_ready()
+        await deps.host.check_required()
         if state.get("direct"):
             return _direct(state, deps)
         planner_impl = _model_for(deps, state)
