@@ -113,8 +113,8 @@ class ServersState:
             self.upsert(params.server)
 
 
-GrantKey: TypeAlias = tuple[str, str, str]
-"""(thread_id, server, tool): what identifies a standing approval."""
+GrantKey: TypeAlias = tuple[str | None, str, str]
+"""(thread_id, server, tool): what identifies a standing approval (thread None: every thread)."""
 
 
 def grant_key(grant: GrantInfo) -> GrantKey:

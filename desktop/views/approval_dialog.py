@@ -86,12 +86,23 @@ class ApprovalDialog(QDialog):
         row = QHBoxLayout()
         self.allow_once_button = QPushButton("Allow once")
         self.allow_thread_button = QPushButton("Allow for this thread")
+        self.allow_always_button = QPushButton("Always allow")
+        self.allow_always_button.setToolTip(
+            "Run this tool without asking in every thread, until revoked in the Grants panel"
+        )
+        self.allow_always_button.clicked.connect(lambda: self._decide("allow_always"))
         self.deny_button = QPushButton("Deny")
         self.allow_once_button.clicked.connect(lambda: self._decide("allow_once"))
         self.allow_thread_button.clicked.connect(lambda: self._decide("allow_thread"))
         self.deny_button.clicked.connect(lambda: self._decide("deny"))
         row.addStretch(1)
-        for button in (self.deny_button, self.allow_thread_button, self.allow_once_button):
+        buttons = (
+            self.deny_button,
+            self.allow_always_button,
+            self.allow_thread_button,
+            self.allow_once_button,
+        )
+        for button in buttons:
             row.addWidget(button)
         self.allow_once_button.setDefault(True)
         layout.addLayout(row)

@@ -86,13 +86,13 @@ class GrantsPanelDialog(QDialog):
         for grant in self.state.grants:
             item = QTreeWidgetItem(
                 [
-                    grant.thread_title or grant.thread_id,
+                    grant.thread_title or grant.thread_id or "All threads",
                     grant.server,
                     grant.tool,
                     format_when(grant.created_at),
                 ]
             )
-            item.setToolTip(0, grant.thread_id)
+            item.setToolTip(0, grant.thread_id or "Allowed in every thread")
             self.tree.addTopLevelItem(item)
         self.empty_label.setVisible(len(self.state) == 0)
         self._update_buttons()

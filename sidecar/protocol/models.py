@@ -193,7 +193,10 @@ InterruptInfo: TypeAlias = Annotated[
 class ApprovalValue(WireModel):
     """Resume value for an `approval` interrupt."""
 
-    decision: Literal["allow_once", "allow_thread", "deny"]
+    decision: Literal["allow_once", "allow_thread", "allow_always", "deny"] = Field(
+        description="`allow_always`: this tool of this server runs without asking in every "
+        "thread, until revoked in the grants panel."
+    )
     reason: str | None = None
 
 

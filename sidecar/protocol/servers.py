@@ -169,9 +169,10 @@ class Done(WireModel):
 
 
 class GrantInfo(WireModel):
-    """A standing approval: `tool` of `server` may run without asking in this thread."""
+    """A standing approval: `tool` of `server` may run without asking in this thread, or in
+    every thread when `thread_id` is None ("always allow")."""
 
-    thread_id: str
+    thread_id: str | None
     thread_title: str
     server: str
     tool: str
@@ -183,7 +184,7 @@ class GrantListResult(WireModel):
 
 
 class GrantRevokeParams(WireModel):
-    thread_id: str
+    thread_id: str | None = Field(description="None: the grant for every thread.")
     server: str
     tool: str
 

@@ -27,7 +27,7 @@ class ToolApproval:
 class GrantView:
     """A standing grant with its thread's title, for the grants panel."""
 
-    thread_id: str
+    thread_id: str | None
     thread_title: str
     server: str
     tool: str
@@ -66,14 +66,21 @@ class ApprovalRepo:
         """Every standing grant, newest first."""
         rows = self.conn.execute(
             "SELECT g.thread_id, t.title, g.server, g.tool, g.created_at FROM grants g"
-            " JOIN threads t ON t.id = g.thread_id ORDER BY g.created_at DESC"
+            " JOIN threads t ON t.id = g.thread_id"
+            " UNION ALL SELECT NULL, 'All threads', server, tool, created_at FROM standing_grants"
+            " ORDER BY 5 DESC"
         ).fetchall()
         return [GrantView(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
-    def revoke_grant(self, thread_id: str, server: str, tool: str) -> bool:
-        """Remove a grant; False if there was none."""
-        cur = self.conn.execute(
-            "DELETE FROM grants WHERE thread_id = ? AND server = ? AND tool = ?",
-            (thread_id, server, tool),
-        )
+    def revoke_grant(self, thread_id: str | None, server: str, tool: str) -> bool:
+        """Remove a grant (`thread_id` None: the one for every thread); False if none."""
+        if thread_id is None:
+            cur = self.conn.execute(
+                "DELETE FROM standing_grants WHERE server = ? AND tool = ?", (server, tool)
+            )
+        else:
+            cur = self.conn.execute(
+                "DELETE FROM grants WHERE thread_id = ? AND server = ? AND tool = ?",
+                (thread_id, server, tool),
+            )
         return cur.rowcount > 0

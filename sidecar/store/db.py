@@ -71,6 +71,12 @@ CREATE TABLE IF NOT EXISTS grants (
     created_at REAL NOT NULL,
     PRIMARY KEY (thread_id, server, tool)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS standing_grants (
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (server, tool)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tool_journal (
     key TEXT PRIMARY KEY,
     thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,

@@ -107,11 +107,20 @@ class RunRepo:
         return [GrantRecord(**dict(r)) for r in rows]
 
     def has_grant(self, thread_id: str, server: str, tool: str) -> bool:
+        """A grant for this thread, or one for every thread."""
         row = self.conn.execute(
-            "SELECT 1 FROM grants WHERE thread_id = ? AND server = ? AND tool = ?",
-            (thread_id, server, tool),
+            "SELECT 1 FROM grants WHERE thread_id = ? AND server = ? AND tool = ?"
+            " UNION ALL SELECT 1 FROM standing_grants WHERE server = ? AND tool = ?",
+            (thread_id, server, tool, server, tool),
         ).fetchone()
         return row is not None
+
+    def add_standing_grant(self, server: str, tool: str) -> None:
+        """Allow the tool in every thread ("always allow") until revoked."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO standing_grants(server, tool, created_at) VALUES (?,?,?)",
+            (server, tool, time.time()),
+        )
 
     def journal_intent(
         self, key: str, thread_id: str, server: str, tool: str, arguments: dict[str, Any]

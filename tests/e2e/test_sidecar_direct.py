@@ -176,6 +176,43 @@ async def test_allow_for_thread_sticks_across_a_restart(sidecar_data: Path, work
         await process.kill()
 
 
+async def test_always_allow_sticks_in_every_thread_across_a_restart_until_revoked(
+    sidecar_data: Path, workspace: Path
+):
+    process = await Sidecar.start(sidecar_data, workspace)
+    thread = await process.call("thread/create", {})
+    events = await start_and_finish(process, thread["id"], write_command("a.md", "1"))
+    interrupt = next(e.event.interrupt for e in events if e.event.type == "interrupt")  # type: ignore[union-attr]
+    run = await process.call(
+        "run/resume",
+        {
+            "thread_id": thread["id"],
+            "interrupt_id": interrupt.id,
+            "value": {"decision": "allow_always"},
+        },
+    )
+    await process.run_to_end(run["run_id"])
+    assert await process.shutdown() == 0
+
+    process = await Sidecar.start(sidecar_data, workspace)
+    try:
+        other = await process.call("thread/create", {})
+        events = await start_and_finish(process, other["id"], write_command("a.md", "2"))
+        assert "interrupt" not in event_types(events)
+        assert (workspace / "a.md").read_text() == "2"
+        grants = (await process.call("grant/list"))["grants"]
+        assert [(g["thread_id"], g["server"], g["tool"]) for g in grants] == [
+            (None, "workspace", "write")
+        ]
+        await process.call(
+            "grant/revoke", {"thread_id": None, "server": "workspace", "tool": "write"}
+        )
+        events = await start_and_finish(process, other["id"], write_command("a.md", "3"))
+        assert "interrupt" in event_types(events)
+    finally:
+        await process.kill()
+
+
 async def test_a_pending_approval_survives_a_killed_sidecar(sidecar_data: Path, workspace: Path):
     process = await Sidecar.start(sidecar_data, workspace)
     thread = await process.call("thread/create", {})

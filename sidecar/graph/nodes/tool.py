@@ -131,12 +131,14 @@ async def _permitted_call(
         payload = await _approval_payload(host, tool, call, uncertain=uncertain, changed=changed)
         answer = _as_dict(interrupt(payload))
         decision = answer.get("decision")
-        if decision in ("allow_once", "allow_thread"):
+        if decision in ("allow_once", "allow_thread", "allow_always"):
             store.approve_tool(
                 tool.server, tool.tool, drift.tool_hash(tool), drift.definition(tool)
             )
         if decision == "allow_thread":
             store.add_grant(thread_id, tool.server, tool.tool)
+        elif decision == "allow_always":
+            store.add_standing_grant(tool.server, tool.tool)
         elif decision != "allow_once":
             return _denied(tool, answer.get("reason"), held=changed is not None)
     return await _execute(deps, thread_id, tool, call)

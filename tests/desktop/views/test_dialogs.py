@@ -73,6 +73,13 @@ def test_clicking_allow_for_this_thread_emits_allow_thread(qtbot: QtBot):
     assert not dialog.isVisible()
 
 
+def test_clicking_always_allow_emits_allow_always(qtbot: QtBot):
+    dialog = build_approval(qtbot)
+    with qtbot.waitSignal(dialog.answered) as answered:
+        qtbot.mouseClick(dialog.allow_always_button, Qt.MouseButton.LeftButton)
+    assert answered.args == ["i1", ApprovalValue(decision="allow_always")]
+
+
 def test_clicking_allow_once_emits_allow_once(qtbot: QtBot):
     dialog = build_approval(qtbot)
     with qtbot.waitSignal(dialog.answered) as answered:
