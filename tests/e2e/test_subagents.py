@@ -344,3 +344,29 @@ async def test_a_stalled_subagent_is_stopped_escalated_and_retried_on_the_author
     assert event_types(events)[-1] == "run_finished"
     [task] = (await _plan(agent, thread["id"]))["tasks"]
     assert (task["status"], task["summary"], task["stalled"]) == ("succeeded", "second wind", False)
+
+
+async def test_a_subagent_over_its_token_budget_is_stopped_and_escalated_as_budget(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    model.push(Reply.tool_call("workspace__read", {"path": "notes.md"}))
+    listed = await agent.call("profile/list")
+    frugal = {**listed["profiles"][0], "id": "frugal", "budget_tokens": 1}
+    await agent.call("profile/set", {"profiles": [*listed["profiles"], frugal]})
+    thread = await agent.call("thread/create", {})
+    run = await agent.call("run/start", {"thread_id": thread["id"], "text": "/delegate frugal Go"})
+    await agent.wait_for(lambda evs: "task" in _live(evs))
+    escalation = _live(agent.events)["task"]
+    assert (escalation.kind, escalation.reason) == ("escalation", "budget")
+    assert escalation.attempts == 1  # a budget stop is not retried on its own
+    await agent.call(
+        "run/resume",
+        {"thread_id": thread["id"], "interrupt_id": escalation.id, "value": {"action": "abort"}},
+    )
+    events = await agent.run_to_end(run["run_id"])
+    assert event_types(events)[-1] == "run_finished"
+    plan = await _plan(agent, thread["id"])
+    [task] = plan["tasks"]
+    assert (plan["status"], task["status"]) == ("aborted", "cancelled")
+    assert task["tokens_in"] > 1
+    assert len(model.generation_requests) == 1

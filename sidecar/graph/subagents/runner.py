@@ -27,10 +27,12 @@ from sidecar.graph.subagents.attempt import (
     AttemptResult,
     BudgetExceededError,
 )
+from sidecar.graph.subagents.escalation import ask_author, out_of_attempts
+from sidecar.graph.subagents.finish import finish_task
 from sidecar.graph.subagents.internal import internal_attempt
-from sidecar.graph.subagents.records import change_task, post_envelope
+from sidecar.graph.subagents.records import change_task
 from sidecar.graph.subagents.strong import strong_attempt
-from sidecar.host.features_calls import LiveInterruptDropped, current_run, task_scope
+from sidecar.host.features_calls import LiveInterruptDropped, task_scope
 from sidecar.store import TaskRecord
 
 _OK_DEPENDENCY = frozenset({"succeeded", "skipped"})
@@ -47,15 +49,15 @@ async def run_task(deps: GraphDeps, inp: SubagentInput) -> None:
     with task_scope(task_id):
         blocker = await _wait_for_dependencies(deps, task)
         if blocker is not None:
-            _finish(deps, inp, task, "cancelled", error=blocker)
+            finish_task(deps, inp, task, "cancelled", error=blocker)
             return
         profile = deps.profiles().get(task.profile)
         if profile is None:
-            _finish(deps, inp, task, "failed", error=f"unknown profile {task.profile!r}")
+            finish_task(deps, inp, task, "failed", error=f"unknown profile {task.profile!r}")
             return
         async with deps.coordinator.slot(profile):
             if deps.coordinator.take_cancel(plan_id, task_id):
-                _finish(deps, inp, task, "cancelled", error="cancelled by the author")
+                finish_task(deps, inp, task, "cancelled", error="cancelled by the author")
             else:
                 await _attempts(deps, inp, task, profile)
         deps.coordinator.notify(plan_id)
@@ -83,7 +85,8 @@ async def _attempts(
     timings = deps.coordinator.timings
     mode: AttemptMode = "resume" if task.status in ("running", "waiting") else "start"
     attempt = task.attempt if mode == "resume" else 0
-    continuations, error = 0, None
+    continuations = 0
+    error: str | None = None
     while True:
         if mode not in {"resume", "continue"}:
             attempt += 1
@@ -103,12 +106,23 @@ async def _attempts(
         result, stopped = await _one_attempt(
             deps, inp, current, profile, mode=mode, previous_error=error
         )
+        current = _add_usage(deps, current, result)
+        over = _over_budget(profile, current)
+        if over is not None and result.status != "success" and stopped != "cancelled":
+            result = AttemptResult(
+                status="failed",
+                error=over,
+                summary=result.summary,
+                artifacts=result.artifacts,
+                session_ref=result.session_ref,
+            )
+            stopped = "budget"
         if stopped == "cancelled":
             reason = "aborted with the plan" if deps.coordinator.aborted(task.plan_id) else None
-            _finish(deps, inp, current, "cancelled", error=reason or "cancelled by the author")
+            finish_task(deps, inp, current, "cancelled", error=reason or "cancelled by the author")
             return
         if result.status == "success":
-            _finish(deps, inp, current, "succeeded", result=result)
+            finish_task(deps, inp, current, "succeeded", result=result)
             return
         if result.status == "incomplete" and continuations < timings.max_continuations:
             continuations += 1
@@ -122,24 +136,37 @@ async def _attempts(
             await asyncio.sleep(timings.backoff(attempt))
             mode, task = "retry", _reload(deps, current)
             continue
-        decision = await _escalate(
-            deps, inp, current, profile=profile, reason=stopped or "failed", error=error
+        next_profile = await out_of_attempts(
+            deps, inp, current, profile, stopped=stopped or "failed", result=result
         )
-        if decision is None:
-            _finish(deps, inp, current, "failed", error=error, result=result)
+        if next_profile is None:
             return
-        action, new_profile = decision
-        if action == "skip":
-            _finish(deps, inp, current, "skipped", error=f"skipped by the author after: {error}")
-            return
-        if action == "abort":
-            deps.coordinator.abort_plan(task.plan_id)
-            _finish(deps, inp, current, "cancelled", error="the author aborted the plan")
-            return
-        if new_profile is not None:
-            profile = new_profile
-            change_task(deps.store, task.plan_id, task.id, profile=profile.id)
+        profile = next_profile
         attempt, mode, task = 0, "retry", _reload(deps, current)
+
+
+def _add_usage(deps: GraphDeps, task: TaskRecord, result: AttemptResult) -> TaskRecord:
+    """Every attempt's tokens and cost count towards the task (and its budget)."""
+    if not (result.tokens_in or result.tokens_out or result.cost):
+        return task
+    updated = change_task(
+        deps.store,
+        task.plan_id,
+        task.id,
+        tokens_in=task.tokens_in + result.tokens_in,
+        tokens_out=task.tokens_out + result.tokens_out,
+        cost=task.cost + result.cost,
+    )
+    return updated or task
+
+
+def _over_budget(profile: Profile, task: TaskRecord) -> str | None:
+    tokens = task.tokens_in + task.tokens_out
+    if profile.budget_tokens is not None and tokens > profile.budget_tokens:
+        return f"token budget exceeded: {tokens} > {profile.budget_tokens}"
+    if profile.budget_cost is not None and task.cost > profile.budget_cost:
+        return f"cost budget exceeded: {task.cost:.4f} > {profile.budget_cost:.4f}"
+    return None
 
 
 def _reload(deps: GraphDeps, task: TaskRecord) -> TaskRecord:
@@ -165,7 +192,7 @@ async def _one_attempt(
         waiting[0] += 1
         change_task(deps.store, task.plan_id, task.id, status="waiting", activity="waiting for you")
         try:
-            return await _ask_author(payload, task)
+            return await ask_author(payload, task)
         finally:
             waiting[0] -= 1
             change_task(deps.store, task.plan_id, task.id, status="running", activity="working")
@@ -177,6 +204,13 @@ async def _one_attempt(
     body = internal_attempt(deps, ctx) if profile.kind == "internal" else strong_attempt(deps, ctx)
     runner: asyncio.Task[AttemptResult] = asyncio.ensure_future(_timed(body, profile.timeout))
     deps.coordinator.attempt_started(task.plan_id, task.id, cast("asyncio.Task[object]", runner))
+
+    def failed(error: str) -> AttemptResult:
+        # What the attempt used before it stopped still counts.
+        return AttemptResult(
+            status="failed", error=error, tokens_in=ctx.tokens_in, tokens_out=ctx.tokens_out
+        )
+
     try:
         stalled = await _watch(runner, activity, waiting, profile.stall_seconds)
         if stalled:
@@ -185,20 +219,17 @@ async def _one_attempt(
             return await runner, None
         except asyncio.CancelledError:
             if deps.coordinator.take_cancel(task.plan_id, task.id):
-                return AttemptResult(status="failed", error="cancelled"), "cancelled"
+                return failed("cancelled"), "cancelled"
             if stalled:
                 change_task(deps.store, task.plan_id, task.id, stalled=True)
-                seconds = int(profile.stall_seconds)
-                return AttemptResult(
-                    status="failed", error=f"stalled: no event in {seconds}s"
-                ), "stalled"
+                return failed(f"stalled: no event in {int(profile.stall_seconds)}s"), "stalled"
             raise
         except BudgetExceededError as exc:
-            return AttemptResult(status="failed", error=str(exc)), "budget"
+            return failed(str(exc)), "budget"
         except LiveInterruptDropped:
             raise
         except Exception as exc:  # the attempt boundary: any failure is a retry, never lost
-            return AttemptResult(status="failed", error=f"{type(exc).__name__}: {exc}"), None
+            return failed(f"{type(exc).__name__}: {exc}"), None
     finally:
         if not runner.done():
             runner.cancel()
@@ -264,94 +295,3 @@ class _Reporter:
                 activity=self._activity_text,
                 last_event_at=now,
             )
-
-
-async def _ask_author(payload: dict[str, Any], task: TaskRecord) -> dict[str, Any]:
-    run = current_run()
-    if run is None:
-        raise LiveInterruptDropped("no run to ask")
-    body = {**payload, "task_id": task.id}
-    body["title"] = f"[{task.title}] {payload.get('title', '')}".strip()
-    return await run.ask(None, body, None)
-
-
-async def _escalate(
-    deps: GraphDeps,
-    inp: SubagentInput,
-    task: TaskRecord,
-    *,
-    profile: Profile,
-    reason: str,
-    error: str,
-) -> tuple[str, Profile | None] | None:
-    """Ask the author what to do with a task out of attempts; None when the thread is
-    autonomous (the task fails and the planner may replan)."""
-    if deps.store.is_autonomous(inp["thread_id"]):
-        return None
-    profiles = deps.profiles()
-    payload = {
-        "kind": "escalation",
-        "title": f"Task {task.id} needs you",
-        "body": f"{task.title}: {reason} after {task.attempt} attempt(s). {error}",
-        "plan_id": task.plan_id,
-        "reason": reason if reason in ("stalled", "budget") else "failed",
-        "attempts": task.attempt,
-        "error": error,
-        "profiles": sorted(profiles),
-    }
-    change_task(deps.store, task.plan_id, task.id, status="waiting", activity="waiting for you")
-    answer = await _ask_author(payload, task)
-    action = str(answer.get("action"))
-    chosen = profiles.get(str(answer.get("profile"))) if action == "reassign" else None
-    if action == "reassign" and chosen is None:
-        return "retry", None
-    del profile
-    return action, chosen
-
-
-def _finish(
-    deps: GraphDeps,
-    inp: SubagentInput,
-    task: TaskRecord,
-    status: str,
-    *,
-    error: str | None = None,
-    result: AttemptResult | None = None,
-) -> None:
-    """End the task: its final (or error) envelope goes to the outbox first, then the state."""
-    store = deps.store
-    result = result or AttemptResult(status="failed", error=error)
-    stats = {
-        "duration_s": round(time.time() - (task.started_at or time.time()), 3),
-        "tokens_in": task.tokens_in + result.tokens_in,
-        "tokens_out": task.tokens_out + result.tokens_out,
-        "cost": task.cost + result.cost,
-        "attempts": task.attempt,
-    }
-    payload = {
-        "status": status,
-        "title": task.title,
-        "findings": result.summary,
-        "error": error,
-        "stats": stats,
-        "session_ref": result.session_ref,
-    }
-    kind = "final" if status in ("succeeded", "skipped") else "error"
-    post_envelope(
-        store, task, inp["thread_id"], kind=kind, payload=payload, artifacts=result.artifacts
-    )
-    change_task(
-        store,
-        task.plan_id,
-        task.id,
-        status=status,
-        finished_at=time.time(),
-        summary=(result.summary or "")[:4000] or None,
-        error=error,
-        activity=None,
-        tokens_in=stats["tokens_in"],
-        tokens_out=stats["tokens_out"],
-        cost=stats["cost"],
-        session_ref=result.session_ref or task.session_ref,
-    )
-    deps.coordinator.notify(task.plan_id)
