@@ -244,7 +244,11 @@ class RunTree:
         self.task_changed.emit(*key)
 
     def _apply_subagent(self, event: SubagentEvent) -> None:
-        node = self.find_task(event.task_id)
+        node = (
+            self._tasks.get((event.plan_id, event.task_id))
+            if event.plan_id is not None
+            else self.find_task(event.task_id)
+        )
         if node is None:
             return
         try:

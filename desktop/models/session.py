@@ -9,6 +9,7 @@ from desktop.models.inbox import InterruptInbox
 from desktop.models.threads import RunState, ThreadsState
 from desktop.models.transcript import Transcript
 from sidecar.protocol import (
+    InterruptClosed,
     InterruptEvent,
     NodeStarted,
     RunCancelled,
@@ -165,6 +166,8 @@ class SessionState:
         match event:
             case InterruptEvent(interrupt=interrupt):
                 self.inbox.add(thread_id, interrupt)
+            case InterruptClosed(interrupt_id=interrupt_id):
+                self.inbox.remove(thread_id, interrupt_id)
             case RunFinished(outcome="completed"):
                 self.inbox.drop_thread(thread_id)
             case RunFailed() | RunCancelled() if self.inbox.count(thread_id):

@@ -17,6 +17,7 @@ from sidecar.protocol.coord import (
 )
 from sidecar.protocol.events import (
     TERMINAL_EVENT_TYPES,
+    InterruptClosed,
     InterruptEvent,
     MessageEvent,
     NodeFinished,
@@ -117,6 +118,7 @@ __all__ = [
     "EscalationValue",
     "InitializeParams",
     "InitializeResult",
+    "InterruptClosed",
     "InterruptEvent",
     "InterruptInfo",
     "MessageEvent",

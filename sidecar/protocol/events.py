@@ -77,6 +77,15 @@ class TaskUpdate(WireModel):
     task: TaskInfo
 
 
+class InterruptClosed(WireModel):
+    """A live interrupt can no longer be answered: the call or task that asked ended first (it
+    finished, timed out or was cancelled). The inbox drops it."""
+
+    type: Literal["interrupt_closed"] = "interrupt_closed"
+    interrupt_id: str
+    reason: Literal["dropped"] = "dropped"
+
+
 class SubagentEvent(WireModel):
     """An event of a subagent's own run, nested under its task. `event` is a run event body
     (same shapes as this union: token, tool_call, tool_progress, tool_result, message, ...); a
@@ -84,6 +93,7 @@ class SubagentEvent(WireModel):
 
     type: Literal["subagent_event"] = "subagent_event"
     task_id: str
+    plan_id: str | None = None
     sub_thread_id: str | None = None
     event: dict[str, Any]
 
@@ -114,6 +124,7 @@ RunEventBody: TypeAlias = Annotated[
     | ToolProgress
     | ToolResult
     | InterruptEvent
+    | InterruptClosed
     | PlanUpdate
     | TaskUpdate
     | SubagentEvent

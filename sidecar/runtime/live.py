@@ -32,7 +32,7 @@ from sidecar.host.features_calls import (
     RunBinding,
     current_task,
 )
-from sidecar.protocol import InterruptEvent
+from sidecar.protocol import InterruptClosed, InterruptEvent
 from sidecar.protocol.models import (
     ApprovalValue,
     EscalationValue,
@@ -148,6 +148,7 @@ class LiveInterrupts:
                 future.cancel()
             if future.cancelled():
                 self._drop_one(interrupt_id)
+                emit(InterruptClosed(interrupt_id=interrupt_id))
         if future.cancelled():
             raise LiveInterruptDropped(interrupt_id)
         return future.result()

@@ -279,6 +279,7 @@ class _Reporter:
             emit(
                 "subagent_event",
                 task_id=self._task.id,
+                plan_id=self._task.plan_id,
                 sub_thread_id=report.get("sub_thread_id"),
                 event=event,
             )

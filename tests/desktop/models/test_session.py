@@ -10,6 +10,7 @@ from desktop.models.threads import RunState, describe_run
 from desktop.models.transcript import MessageEntry
 from sidecar.protocol import (
     ErrorInfo,
+    InterruptClosed,
     InterruptEvent,
     NodeStarted,
     QuestionInterrupt,
@@ -77,6 +78,16 @@ def test_interrupts_go_to_the_inbox_and_a_completed_turn_clears_them():
     assert added == [("t1", "q1")] and state.inbox.count("t1") == 1
     state.apply_event(RunScript(run_id="r2")(RunFinished()))
     assert len(state.inbox) == 0
+
+
+def test_a_live_interrupt_closed_by_the_sidecar_leaves_the_inbox_while_others_stay():
+    state = selected_state()
+    run = RunScript()
+    state.apply_event(run(InterruptEvent(interrupt=question("q1"))))
+    state.apply_event(run(InterruptEvent(interrupt=question("q2"))))
+    state.apply_event(run(InterruptClosed(interrupt_id="q1")))
+    assert [i.id for _, i in state.inbox.pending("t1")] == ["q2"]
+    assert state.run_state().status == "running"
 
 
 def test_a_failed_turn_with_pending_interrupts_asks_for_a_resync():

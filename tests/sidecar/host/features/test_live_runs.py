@@ -92,6 +92,8 @@ async def test_cancelling_the_turn_drops_its_pending_form(runtime: LiveRig) -> N
     assert await runtime.runs.cancel(thread_id)
 
     assert runtime.types(run_id)[-1] == "run_cancelled"
+    closed = [e.event for e in runtime.events if e.event.type == "interrupt_closed"]
+    assert [c.interrupt_id for c in closed] == [form.id]  # type: ignore[union-attr]
     assert not runtime.live.owns(form.id)
     assert runtime.store.pending_interrupts(thread_id) == []
     with pytest.raises(NoSuchInterruptError):
