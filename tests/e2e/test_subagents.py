@@ -370,3 +370,52 @@ async def test_a_subagent_over_its_token_budget_is_stopped_and_escalated_as_budg
     assert (plan["status"], task["status"]) == ("aborted", "cancelled")
     assert task["tokens_in"] > 1
     assert len(model.generation_requests) == 1
+
+
+async def test_after_a_failed_plan_the_authors_next_message_lets_the_planner_revise_it(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    plan_calls: list[str] = []
+
+    def respond(request: RecordedRequest) -> Reply:
+        task = _task_of(request)
+        if task == "a" and sum(_task_of(r) == "a" for r in model.generation_requests) <= 3:
+            return Reply.error(400, "the request was refused")
+        if task != "?":
+            return _answers(request)
+        if any(m["role"] == "tool" for m in request.body["messages"]):
+            return Reply.text(answer_text("The revised plan is done."))
+        plan_calls.append(json.dumps(request.body["messages"]))
+        revised = {"goal": "retry", "plan_id": plan_id, "tasks": [_task("a"), _task("b", ("a",))]}
+        return Reply.tool_call("atrium__plan", revised)
+
+    model.push(*[respond] * 12)
+    thread = await agent.call("thread/create", {})
+    await agent.call("thread/set_autonomous", {"thread_id": thread["id"], "autonomous": True})
+    plan = {"goal": "three", "tasks": [_task("c"), _task("a"), _task("b", ("a",))]}
+    run = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
+    )
+    await agent.run_to_end(run["run_id"])
+    first = await _plan(agent, thread["id"])
+    plan_id = first["id"]
+    states = {t["id"]: t["status"] for t in first["tasks"]}
+    assert (first["status"], states) == (
+        "failed",
+        {"c": "succeeded", "a": "failed", "b": "cancelled"},
+    )
+
+    run = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "Please try the failed part again."}
+    )
+    events = await agent.run_to_end(run["run_id"])
+    assert event_types(events)[-1] == "run_finished"
+    assert plan_id in plan_calls[0] and "ended failed" in plan_calls[0]
+    revised = await _plan(agent, thread["id"])
+    assert (revised["id"], revised["version"], revised["status"]) == (plan_id, 2, "completed")
+    assert {t["id"]: t["status"] for t in revised["tasks"]} == {
+        "c": "succeeded",
+        "a": "succeeded",
+        "b": "succeeded",
+    }
+    assert [_task_of(r) for r in model.generation_requests].count("c") == 1  # kept, not re-run

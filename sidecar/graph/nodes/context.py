@@ -20,6 +20,33 @@ def make_context(deps: GraphDeps):
             for r in records
             if r.role in ("user", "assistant") and r.content and not r.tool_calls
         ]
-        return {"context": turns, "scratch": RESET, "pending": [], "answer": None}
+        note = _open_plan_note(deps, state["thread_id"])
+        return {
+            "context": turns + ([note] if note else []),
+            "scratch": RESET,
+            "pending": [],
+            "answer": None,
+        }
 
     return context
+
+
+_OPEN_PLAN_STATES = frozenset({"failed", "aborted"})
+
+
+def _open_plan_note(deps: GraphDeps, thread_id: str) -> dict[str, Any] | None:
+    """The thread's latest plan, if it ended unfinished: the author's new message is the
+    trigger on which the planner may revise it (completed tasks stay as they are)."""
+    plans = deps.store.plans(thread_id)
+    if not plans or plans[-1].status not in _OPEN_PLAN_STATES:
+        return None
+    plan = plans[-1]
+    lines = [f"Plan {plan.id} (version {plan.version}, goal: {plan.goal}) ended {plan.status}:"]
+    for task in deps.store.tasks(plan.id):
+        detail = f": {task.error}" if task.error else ""
+        lines.append(f"- {task.id} ({task.title}, profile {task.profile}): {task.status}{detail}")
+    lines.append(
+        f"If the author's message asks to go on, revise it with atrium__plan and "
+        f"plan_id={plan.id!r}; completed tasks are kept and cannot change."
+    )
+    return {"role": "system", "content": "\n".join(lines)}
