@@ -281,7 +281,7 @@ async def test_a_result_finished_before_a_crash_arrives_once_after_the_retry(
         done = any(u["id"] == "a" and u["status"] == "succeeded" for u in _task_updates(events))
         return done and "b" in _live(events)
 
-    await agent.wait_for(a_done_b_waiting)
+    await agent.wait_for(a_done_b_waiting, within=120)  # a cold sidecar on a busy machine
     requests_before = len(model.generation_requests)
     await agent.kill()  # a's result is in the outbox; the join has not happened
 

@@ -46,6 +46,11 @@ from sidecar.protocol import (
     ToolResult,
     WireModel,
 )
+from tests.sidecar.protocol.coord_samples import (
+    COORD_EVENT_SAMPLES,
+    COORD_OTHER_SAMPLES,
+    COORD_SAMPLES,
+)
 from tests.sidecar.protocol.feature_samples import (
     FEATURE_OTHER_SAMPLES,
     FEATURE_SAMPLES,
@@ -144,6 +149,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
     SettingsSetParams: SettingsSetParams(model="ollama/llama3", api_base=None, api_key=""),
     **SERVER_SAMPLES,
     **FEATURE_SAMPLES,
+    **COORD_SAMPLES,
 }
 
 # One instance of every member of the run event union.
@@ -163,6 +169,7 @@ EVENT_SAMPLES: list[RunEventBody] = [
     RunFinished(outcome="interrupted"),
     RunFailed(error=ErrorInfo(code="node_error", message="planner failed")),
     RunCancelled(),
+    *COORD_EVENT_SAMPLES,
 ]
 
 # Models that cross the wire outside METHODS: resume values and nested records.
@@ -178,4 +185,5 @@ OTHER_SAMPLES: list[WireModel] = [
     QUESTION,
     *SERVER_NOTIFICATION_SAMPLES,
     *FEATURE_OTHER_SAMPLES,
+    *COORD_OTHER_SAMPLES,
 ]
