@@ -71,7 +71,8 @@ async def predict_step(
     on_token: TokenSink | None,
     observer: LMObserver,
 ) -> StepOutcome:
-    """Run one streamed prediction; answer text goes to `on_token` as it arrives.
+    """Run one prediction; answer text goes to `on_token` as it arrives (streamed), or, with
+    no `on_token`, the reply comes whole.
 
     The LM, adapter and callbacks are set with `dspy.context` for this call only, so planners
     with different models run side by side. `observer` records the raw reply and, on failure,
@@ -96,15 +97,20 @@ async def predict_step(
         track_usage=True,
         disable_history=True,  # the LM keeps no copy of prompts (or of anything key-bearing)
     ):
-        run = _streamify(dspy.Predict(signature))
-        async with aclosing(run(**kwargs)) as items:
-            async for item in items:
-                if isinstance(item, StreamResponse) and item.chunk:
-                    streamed.append(item.chunk)
-                    if on_token is not None:
+        if on_token is None:
+            # Nobody watches the tokens (a subagent's turn): one plain request costs less
+            # than a stream of chunks, and fifty subagents share one event loop.
+            predictor = dspy.Predict(signature)
+            prediction = await predictor.acall(**kwargs)  # pyright: ignore[reportUnknownMemberType]
+        else:
+            run = _streamify(dspy.Predict(signature))
+            async with aclosing(run(**kwargs)) as items:
+                async for item in items:
+                    if isinstance(item, StreamResponse) and item.chunk:
+                        streamed.append(item.chunk)
                         await on_token(item.chunk)
-                elif isinstance(item, dspy.Prediction):
-                    prediction = item
+                    elif isinstance(item, dspy.Prediction):
+                        prediction = item
     if prediction is None:
         raise NoPredictionError("the model stream ended without a prediction")
     return _outcome(prediction, tuple(streamed))

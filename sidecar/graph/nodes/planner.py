@@ -10,6 +10,7 @@ import uuid
 from typing import Any, cast
 
 from sidecar.coord.dag import PlanError
+from sidecar.coord.profiles import AGENTS_SERVER
 from sidecar.graph.commands import (
     CallCommand,
     CommandError,
@@ -91,7 +92,9 @@ def make_planner(deps: GraphDeps):
         async def on_token(text: str) -> None:
             emit("token", text=text)
 
-        decision = await planner_impl.decide(history, _tools_for(deps, state), on_token)
+        # A subagent's tokens reach nobody (its answer is its result): no streaming for it.
+        sink = None if state.get("agent") else on_token
+        decision = await planner_impl.decide(history, _tools_for(deps, state), sink)
         if decision.usage:
             emit("usage", usage=decision.usage)
         return {**_route(decision), "steps": steps}
@@ -107,13 +110,15 @@ def _model_for(deps: GraphDeps, state: TurnState) -> Planner | None:
 
 
 def _tools_for(deps: GraphDeps, state: TurnState) -> list[ToolSpec]:
-    """The author's agent sees every tool; a subagent only its profile's, and may hand work on
-    only if its profile may spawn and the depth allows."""
+    """The author's agent sees every tool but the agents server's; a subagent only its
+    profile's, and may hand work on only if its profile may spawn and the depth allows."""
     profile = agent_profile(deps, state)
     tools = [
         ToolSpec(t.name, t.description, t.input_schema)
         for t in deps.host.tools()
-        if profile is None or profile.allows_tool(t.name)
+        # Strong agents are reached through delegation (with profiles, caps and the run tree),
+        # not by the model calling the agents server's tools itself; `/call` still can.
+        if t.server != AGENTS_SERVER and (profile is None or profile.allows_tool(t.name))
     ]
     tools.append(ASK_AUTHOR_SPEC)
     depth = int((state.get("agent") or {}).get("depth", 0))

@@ -26,12 +26,17 @@ pytestmark = pytest.mark.anyio
 HELLO = [ChatTurn("user", "hello")]
 
 
+async def _ignore_tokens(text: str) -> None:
+    del text
+
+
 async def _error_code(planner: DspyPlanner) -> PlannerError:
-    """The error `decide` raises; loading DSPy (seconds, once) is kept out of the time bound."""
+    """The error `decide` raises on the streaming path (the author's own turns); loading DSPy
+    (seconds, once) is kept out of the time bound."""
     await planner.warm_up()
     with pytest.raises(PlannerError) as caught:
         with anyio.fail_after(10):
-            await planner.decide(HELLO, TOOLS)
+            await planner.decide(HELLO, TOOLS, _ignore_tokens)
     return caught.value
 
 

@@ -61,7 +61,26 @@ async def test_the_request_carries_our_tools_with_their_exact_schemas(
     assert set(functions) == {"workspace__write", "workspace__read"}
     assert functions["workspace__write"]["parameters"] == WRITE_TOOL.input_schema
     assert functions["workspace__write"]["description"] == WRITE_TOOL.description
-    assert body["stream"] is True
+
+
+async def test_with_a_token_sink_the_reply_streams_and_without_one_it_comes_whole(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    tokens: list[str] = []
+
+    async def sink(text: str) -> None:
+        tokens.append(text)
+
+    chat_server.push(Reply.text(answer_text("streamed answer")), Reply.text(answer_text("whole")))
+    planner = make_planner()
+    streamed = await planner.decide([ChatTurn("user", "hi")], TOOLS, sink)
+    whole = await planner.decide([ChatTurn("user", "hi")], TOOLS)
+
+    first, second = chat_server.generation_requests
+    assert first.body["stream"] is True and not second.body.get("stream")
+    assert (streamed.text, whole.text) == ("streamed answer", "whole")
+    assert "".join(tokens) == "streamed answer"
+    assert whole.usage["prompt_tokens"] > 0
 
 
 async def test_parallel_tool_calls_keep_their_order_and_ids(
