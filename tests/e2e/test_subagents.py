@@ -419,3 +419,41 @@ async def test_after_a_failed_plan_the_authors_next_message_lets_the_planner_rev
         "b": "succeeded",
     }
     assert [_task_of(r) for r in model.generation_requests].count("c") == 1  # kept, not re-run
+
+
+async def test_a_subagent_that_may_spawn_delegates_within_its_depth_and_no_deeper(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    lead_saw: list[str] = []
+
+    def respond(request: RecordedRequest) -> Reply:
+        task = _task_of(request)
+        results = [m["content"] for m in request.body["messages"] if m["role"] == "tool"]
+        if task != "lead":
+            return _answers(request)
+        lead_saw[:] = results
+        if not results:  # "shallow" (profile general, max depth 1) cannot run at depth 2
+            both = {"tasks": [_task("leaf", profile="deep"), _task("shallow")]}
+            return Reply.tool_call("atrium__delegate", both)
+        if len(results) == 1:
+            return Reply.tool_call("atrium__delegate", {"tasks": [_task("leaf", profile="deep")]})
+        return Reply.text(answer_text("the leaf is done"))
+
+    model.push(*[respond] * 6)
+    listed = await agent.call("profile/list")
+    lead = {**listed["profiles"][0], "id": "lead", "may_spawn": True, "max_depth": 2}
+    deep = {**listed["profiles"][0], "id": "deep", "max_depth": 2}
+    await agent.call("profile/set", {"profiles": [*listed["profiles"], lead, deep]})
+    thread = await agent.call("thread/create", {})
+    text = "/delegate " + json.dumps({"tasks": [_task("lead", profile="lead")]})
+    run = await agent.call("run/start", {"thread_id": thread["id"], "text": text})
+    events = await agent.run_to_end(run["run_id"])
+    assert event_types(events)[-1] == "run_finished"
+    [task] = (await _plan(agent, thread["id"]))["tasks"]
+    assert (task["status"], task["summary"]) == ("succeeded", "the leaf is done")
+    refused, ran = lead_saw
+    assert "may not run at depth 2" in refused
+    assert "[succeeded] leaf" in ran
+    assert [_task_of(r) for r in model.generation_requests].count("leaf") == 1
+    # The leaf ran under the lead's sub-thread, so its plan belongs there, not to the thread.
+    assert len((await agent.call("plan/get", {"thread_id": thread["id"]}))["plans"]) == 1
