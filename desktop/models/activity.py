@@ -80,8 +80,7 @@ class ActivityLog:
                 self._add(ActivityEntry("message", f"{message.role}: {one_line(message.content)}",
                                         detail=message.content))  # fmt: skip
             case ToolCall():
-                text = f"{event.server}/{event.tool} {_arguments(event.arguments)}"
-                self._add(ActivityEntry("tool", text, event.call_id, "running"))
+                self._on_call(event)
             case ToolProgress():
                 return self._on_progress(event)
             case ToolResult():
@@ -100,6 +99,16 @@ class ActivityLog:
             if entry.kind == "tool" and entry.call_id == call_id:
                 return entry
         return None
+
+    def _on_call(self, event: ToolCall) -> None:
+        """A new line per call; a call announced again (the sidecar re-announces a call when
+        it runs after an approval) updates its line rather than leave one "running" forever."""
+        text = f"{event.server}/{event.tool} {_arguments(event.arguments)}"
+        tool = self._tool(event.call_id)
+        if tool is None:
+            self._add(ActivityEntry("tool", text, event.call_id, "running"))
+        else:
+            tool.text, tool.state = text, "running"
 
     def _on_progress(self, event: ToolProgress) -> bool:
         tool = self._tool(event.call_id)

@@ -260,6 +260,8 @@ class Transcript:
         self._changed(row, notify)
 
     def _await_approval(self, interrupt: ApprovalInterrupt, notify: bool = True) -> None:
+        if interrupt.task_id is not None:
+            return  # a subagent's call: its result reaches the run tree, never this transcript
         row, entry = self._ensure_call(
             interrupt.call_id, interrupt.server, interrupt.tool, interrupt.arguments, notify
         )
