@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -158,5 +160,26 @@ async def test_a_sidecar_killed_mid_turn_leaves_the_thread_resumable(
         got = await process.call("thread/get", {"thread_id": thread["id"]})
         assert got["status"] == "idle"
         assert got["messages"][-1]["content"].strip() == "The river is wide."
+    finally:
+        await process.kill()
+
+
+async def test_a_sidecar_asked_to_stop_right_after_start_exits_within_the_desktops_wait(
+    sidecar_data: Path, workspace: Path, model: ScriptedModelServer
+):
+    # The model warm-up is still loading in a worker thread; the desktop waits 3 s for the
+    # sidecar to exit before it kills it, so the sidecar must not wait for that thread.
+    from desktop.app import SHUTDOWN_TIMEOUT_MS
+
+    servers = {"mcpServers": {"time": {"command": "mcp-server-time"}}}
+    (sidecar_data / "mcp.json").write_text(json.dumps(servers), encoding="utf-8")
+    process = await Sidecar.start(sidecar_data, workspace, **model_env(model))
+    try:
+        await process.call("initialize", {"client_name": "tests"})
+        await process.call("shutdown")
+        assert process.proc.stdin is not None
+        process.proc.stdin.close()
+        async with asyncio.timeout(SHUTDOWN_TIMEOUT_MS / 1000):
+            assert await process.proc.wait() == 0
     finally:
         await process.kill()
