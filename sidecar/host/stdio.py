@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import codecs
 import logging
-import os
-import signal
 import subprocess
-import sys
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
@@ -40,6 +37,13 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
+from sidecar.host.stdio_process import (
+    FORCE_KILL_TIMEOUT,
+    close_subprocess_transport,
+    terminate_group,
+    wait_process_exit,
+)
+
 __all__ = ["LineSplitter", "StdioTransport"]
 
 logger = logging.getLogger(__name__)
@@ -50,15 +54,11 @@ STDERR_LINE_LIMIT = 8192
 """A stderr line longer than this is cut into pieces, so a runaway writer cannot fill memory."""
 PROCESS_TERMINATION_TIMEOUT = 2.0
 """Grace for the server to exit on its own after its stdin closes (as the SDK)."""
-FORCE_KILL_TIMEOUT = 2.0
-"""Between SIGTERM and SIGKILL of the group (as the SDK)."""
 WRITER_FLUSH_TIMEOUT = 0.5
 """For already accepted messages to reach stdin at shutdown (as the SDK)."""
 EXIT_DRAIN_TIMEOUT = 0.2
 """After the process exits, how long its stdout may still deliver before the read stream closes
 (a child that inherited the pipe would otherwise keep it open forever)."""
-EXIT_POLL_INTERVAL = 0.05
-"""Where no pidfd exists (not Linux), how often the process is checked for exit."""
 
 _Reader = MemoryObjectSendStream[SessionMessage | Exception]
 
@@ -316,7 +316,7 @@ class StdioTransport:
 
     async def _watch_exit(self, live: _Live) -> None:
         """Once the process exits, let stdout drain briefly, then end the read stream."""
-        await _wait_process_exit(live.process)
+        await wait_process_exit(live.process)
         live.exited.set()
         with anyio.move_on_after(EXIT_DRAIN_TIMEOUT):
             await live.stdout_done.wait()
@@ -338,14 +338,14 @@ class StdioTransport:
         await _close_quietly(process.stdin)
         with anyio.move_on_after(PROCESS_TERMINATION_TIMEOUT):
             await live.exited.wait()
-        await _terminate_group(process)
+        await terminate_group(process)
         with anyio.move_on_after(FORCE_KILL_TIMEOUT):
             await live.exited.wait()
         if not live.exited.is_set():
             logger.warning("MCP server process %d survived SIGKILL; abandoning it", process.pid)
         await _close_quietly(process.stdout)
         await _close_quietly(process.stderr)
-        _close_subprocess_transport(process)
+        close_subprocess_transport(process)
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,64 +394,3 @@ def _line_decoder(params: StdioServerParameters) -> Callable[[bytes], bytes | st
 def _short(exc: Exception) -> str:
     text = str(exc)
     return text if len(text) <= 300 else text[:300] + "…"
-
-
-async def _wait_process_exit(process: Process) -> None:
-    """Return once the process has exited: at once via a pidfd on Linux, else by polling."""
-    pidfd: int | None = None
-    if hasattr(os, "pidfd_open"):
-        with suppress(OSError):
-            pidfd = os.pidfd_open(process.pid)
-    if pidfd is not None:
-        try:
-            await anyio.wait_readable(pidfd)
-        finally:
-            os.close(pidfd)
-    # asyncio learns the exit status from its child watcher a moment later; nothing signals it.
-    while process.returncode is None:  # noqa: ASYNC110
-        await anyio.sleep(0.001 if pidfd is not None else EXIT_POLL_INTERVAL)
-
-
-async def _terminate_group(process: Process) -> None:
-    """SIGTERM the server's process group if anything in it lives, SIGKILL what outlasts
-    FORCE_KILL_TIMEOUT.
-
-    Also after the leader exited on its own: children it left in its group are stopped too.
-    """
-    if sys.platform == "win32":  # pragma: no cover - the group is a POSIX notion
-        if process.returncode is None:
-            process.kill()
-        return
-    pgid = process.pid  # the leader's pid is the group id (start_new_session)
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    except PermissionError:
-        logger.warning("no permission to signal some of process group %d", pgid)
-    with anyio.move_on_after(FORCE_KILL_TIMEOUT):
-        while _group_alive(pgid):
-            _ = process.returncode  # lets trio reap a zombie leader
-            await anyio.sleep(0.01)
-        return
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
-def _close_subprocess_transport(process: Process) -> None:
-    """Close asyncio's subprocess transport now; it would warn at GC while a child holds a pipe."""
-    transport = getattr(getattr(process, "_process", None), "_transport", None)
-    close = getattr(transport, "close", None)
-    if callable(close):
-        with suppress(PermissionError):
-            close()
