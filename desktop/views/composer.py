@@ -30,8 +30,8 @@ from desktop.views.command_completer import CommandCompleter
 from desktop.views.prompt_dialogs import (
     PromptArgumentsDialog,
     ResourcePickerDialog,
-    build_error_label,
 )
+from desktop.views.text import build_status_label
 from sidecar.protocol import ErrorObject
 from sidecar.protocol.features import (
     PromptGetResult,
@@ -118,7 +118,7 @@ class ComposerWidget(QWidget):
         self.send_button = QPushButton("Send")
         self.attach_button = QPushButton("Attach…")
         self.attach_button.setToolTip("Put a resource of a connected MCP server into the message")
-        self.error_label = build_error_label()
+        self.error_label = build_status_label()
         self.editor.submitted.connect(self._on_editor_submitted)
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.focus_gained.connect(self._on_focus_gained)

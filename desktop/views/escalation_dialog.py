@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.views.text import build_status_label
 from sidecar.protocol import ErrorObject, EscalationInterrupt, EscalationValue
 
 REASONS = {
@@ -88,11 +89,7 @@ class EscalationDialog(QDialog):
         self.skip_button.clicked.connect(lambda: self._decide("skip"))
         self.abort_button.clicked.connect(lambda: self._decide("abort"))
         self.profile_combo.currentTextChanged.connect(lambda _text: self._update_buttons())
-        self.error_label = QLabel()
-        self.error_label.setWordWrap(True)
-        self.error_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.error_label.setStyleSheet("color: #cf222e")
-        self.error_label.hide()
+        self.error_label = build_status_label()
         reassign = QHBoxLayout()
         reassign.addWidget(self.reassign_button)
         reassign.addWidget(self.profile_combo, 1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -16,6 +15,7 @@ from PySide6.QtWidgets import (
 
 from desktop.models.servers import format_when
 from desktop.servers_controller import ServersController
+from desktop.views.text import build_status_label
 from sidecar.protocol import ErrorObject
 from sidecar.protocol.servers import GrantInfo
 
@@ -39,11 +39,7 @@ class GrantsPanelDialog(QDialog):
         self.tree.setColumnWidth(0, 220)
         self.tree.itemSelectionChanged.connect(self._update_buttons)
         self.empty_label = QLabel("No standing approvals.")
-        self.error_label = QLabel()
-        self.error_label.setWordWrap(True)
-        self.error_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.error_label.setStyleSheet("color: #cf222e")
-        self.error_label.hide()
+        self.error_label = build_status_label()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.revoke_button = QPushButton("Revoke")
         self.refresh_button = QPushButton("Refresh")

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.models.plan_draft import DraftRow, PlanDraft, parse_ids
+from desktop.views.text import WARNING_COLOUR, build_status_label
 from sidecar.protocol import ErrorObject, PlanApprovalInterrupt
 
 COLUMNS = ("Id", "Title", "Objective", "Profile", "Depends on")
@@ -94,13 +95,13 @@ class PlanApprovalDialog(QDialog):
         for button in (self.up_button, self.down_button, self.drop_button):
             row.addWidget(button)
         row.addStretch(1)
-        self.problems_label = _status_label("#9a6700")
+        self.problems_label = build_status_label(WARNING_COLOUR)
         layout.addWidget(self.table, 1)
         layout.addLayout(row)
         layout.addWidget(self.problems_label)
 
     def _build_decision(self, layout: QVBoxLayout) -> None:
-        self.error_label = _status_label("#cf222e")
+        self.error_label = build_status_label()
         self.reason_edit = QLineEdit()
         self.reason_edit.setPlaceholderText("Reason for rejecting (optional, the agent sees it)")
         self.approve_button = QPushButton("Approve")
@@ -230,12 +231,3 @@ class PlanApprovalDialog(QDialog):
             return
         for button in (self.approve_button, self.up_button, self.down_button, self.drop_button):
             button.setEnabled(False)
-
-
-def _status_label(colour: str) -> QLabel:
-    label = QLabel()
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setStyleSheet(f"color: {colour}")
-    label.hide()
-    return label

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, get_args
 
 from pydantic import ValidationError
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.coord_controller import CoordController
+from desktop.views.text import WARNING_COLOUR, build_status_label
 from sidecar.protocol import ErrorObject, ProfileInfo, ProfileKind, ProfileListResult, WorkdirPolicy
 
 NONE_TEXT = "none"
@@ -87,8 +88,8 @@ class ProfilesTabWidget(QWidget):
         self.remove_button.clicked.connect(self._on_remove_clicked)
         self.save_button.clicked.connect(self.save)
         self.path_label = QLabel()
-        self.file_error_label = self._label("#9a6700")
-        self.error_label = self._label("#cf222e")
+        self.file_error_label = build_status_label(WARNING_COLOUR)
+        self.error_label = build_status_label()
         left = QVBoxLayout()
         left.addWidget(self.list, 1)
         buttons = QHBoxLayout()
@@ -146,15 +147,6 @@ class ProfilesTabWidget(QWidget):
                      self.budget_cost_spin):  # fmt: skip
             spin.valueChanged.connect(self._on_form_edited)
         return form
-
-    @staticmethod
-    def _label(colour: str) -> QLabel:
-        label = QLabel()
-        label.setWordWrap(True)
-        label.setTextFormat(Qt.TextFormat.PlainText)
-        label.setStyleSheet(f"color: {colour}")
-        label.hide()
-        return label
 
     def refresh(self) -> None:
         """`profile/list` through the controller, then show it."""

@@ -18,19 +18,10 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.models.prompts import filled_arguments, missing_required
+from desktop.views.text import build_status_label
 from sidecar.protocol.features import PromptInfo, ResourceInfo, ResourceListResult
 
 _RESOURCE_ROLE = Qt.ItemDataRole.UserRole
-
-
-def build_error_label() -> QLabel:
-    """A hidden, red, plain-text label for errors shown where they happened."""
-    label = QLabel()
-    label.setWordWrap(True)
-    label.setStyleSheet("color: #cf222e")
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.hide()
-    return label
 
 
 def _summary(resources: int, servers: int) -> str:
@@ -128,7 +119,7 @@ class ResourcePickerDialog(QDialog):
         self.tree.setHeaderLabels(["Name", "URI", "MIME type"])
         self.tree.itemSelectionChanged.connect(self._on_selection_changed)
         self.tree.itemDoubleClicked.connect(self._on_item_double_clicked)
-        self.error_label = build_error_label()
+        self.error_label = build_status_label()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.attach_button = buttons.addButton("Attach", QDialogButtonBox.ButtonRole.AcceptRole)
         self.attach_button.setEnabled(False)

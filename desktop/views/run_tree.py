@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -33,6 +33,7 @@ from desktop.models.run_tree import (
     elapsed_seconds,
     format_elapsed,
 )
+from desktop.views.text import build_status_label
 from sidecar.protocol import PlanInfo, TaskInfo
 
 COLUMNS = ("Item", "Status", "Profile", "Elapsed", "Attempt", "Tokens in/out", "Cost", "Activity")
@@ -115,10 +116,7 @@ class RunTreePanel(QWidget):
         header.addWidget(self.title_label, 1)
         header.addWidget(self.autonomous_check)
         header.addWidget(self.refresh_button)
-        self.error_label = QLabel()
-        self.error_label.setWordWrap(True)
-        self.error_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.error_label.setStyleSheet("color: #cf222e")
+        self.error_label = build_status_label()
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels([*COLUMNS, ""])
         self.tree.setColumnWidth(0, 200)
@@ -127,6 +125,7 @@ class RunTreePanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(header)
         layout.addWidget(self.error_label)
+        self.error_label.setHidden(False)  # empty text takes no room; shown once parented
         layout.addWidget(self.tree, 1)
 
     def set_thread_title(self, title: str) -> None:

@@ -15,17 +15,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.models.servers import format_protocol_log
-from desktop.views.text import build_code_view
+from desktop.views.text import build_code_view, build_status_label
 from sidecar.protocol.servers import ServerLogsResult
-
-
-def _error_label() -> QLabel:
-    label = QLabel()
-    label.setWordWrap(True)
-    label.setStyleSheet("color: #cf222e")
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.hide()
-    return label
 
 
 class ReportDialog(QDialog):
@@ -63,7 +54,7 @@ class ServerLogsDialog(QDialog):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.stderr_view, "Stderr")
         self.tabs.addTab(self.protocol_view, "Protocol")
-        self.error_label = _error_label()
+        self.error_label = build_status_label()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.refresh_button = buttons.addButton("Refresh", QDialogButtonBox.ButtonRole.ActionRole)
         self.refresh_button.clicked.connect(self.refresh_requested)
@@ -105,7 +96,7 @@ class SecretDialog(QDialog):
         form.addRow("Value", self.value_edit)
         note = QLabel("Refer to it as ${secret:NAME} in a server's env or headers.")
         note.setWordWrap(True)
-        self.error_label = _error_label()
+        self.error_label = build_status_label()
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal, SignalInstance
+from PySide6.QtCore import Signal, SignalInstance
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.models.servers import format_key_values, parse_key_values, parse_lines
+from desktop.views.text import build_status_label
 from sidecar.protocol.servers import ServerConfigInfo
 
 SECRET_HINT = (
@@ -57,11 +58,7 @@ class ServerEditDialog(QDialog):
         hint = QLabel(SECRET_HINT)
         hint.setWordWrap(True)
         layout.addWidget(hint)
-        self.error_label = QLabel()
-        self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color: #cf222e")
-        self.error_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.error_label.hide()
+        self.error_label = build_status_label()
         layout.addWidget(self.error_label)
         layout.addWidget(self._build_buttons())
         self.load(config or ServerConfigInfo(name="new-server"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -13,7 +14,7 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextDocument,
 )
-from PySide6.QtWidgets import QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QWidget
 
 
 def pretty_json(value: Any) -> str:
@@ -30,6 +31,21 @@ def monospace_font() -> QFont:
     font.setStyleHint(QFont.StyleHint.Monospace)
     font.setFixedPitch(True)
     return font
+
+
+ERROR_COLOUR = "#cf222e"
+WARNING_COLOUR = "#9a6700"
+
+
+def build_status_label(colour: str = ERROR_COLOUR) -> QLabel:
+    """A hidden, wrapping, plain-text label in `colour`, for an error or problem shown where it
+    happened (shown when there is something to say)."""
+    label = QLabel()
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setStyleSheet(f"color: {colour}")
+    label.hide()
+    return label
 
 
 def build_code_view(text: str = "", parent: QWidget | None = None) -> QPlainTextEdit:

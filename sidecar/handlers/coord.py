@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sidecar.coord.profiles import Profile, ProfileError, ProfilesFile
+from sidecar.graph.subagents.plans import plan_dict
 from sidecar.handlers.errors import typed_errors
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
@@ -22,7 +23,8 @@ from sidecar.protocol import (
     TaskRef,
     TaskRetryResult,
 )
-from sidecar.store import PlanRecord, Store, TaskRecord
+from sidecar.runtime.errors import ThreadBusyError
+from sidecar.store import Store, TaskRecord
 
 _RETRYABLE = frozenset({"failed", "cancelled", "skipped"})
 
@@ -57,33 +59,13 @@ async def profile_set(svc: Services, params: ProfileSetParams) -> ProfileListRes
     return _profile_list(svc)
 
 
-def _plan_info(store: Store, plan: PlanRecord) -> PlanInfo:
-    tasks = [_task_json(t) for t in store.tasks(plan.id)]
-    return PlanInfo.model_validate(
-        {
-            "id": plan.id,
-            "thread_id": plan.thread_id,
-            "goal": plan.goal,
-            "version": plan.version,
-            "status": plan.status,
-            "created_at": plan.created_at,
-            "tasks": tasks,
-        }
-    )
-
-
-def _task_json(task: TaskRecord) -> dict[str, Any]:
-    data = {k: getattr(task, k) for k in task.__dataclass_fields__}
-    data.pop("seq")
-    data.pop("version")
-    return data
-
-
 @registry.method("plan/get")
 async def plan_get(svc: Services, params: PlanGetParams) -> PlanGetResult:
     with typed_errors():
         svc.store.get_thread(params.thread_id)
-    plans = tuple(_plan_info(svc.store, p) for p in svc.store.plans(params.thread_id))
+    plans = tuple(
+        PlanInfo.model_validate(plan_dict(svc.store, p)) for p in svc.store.plans(params.thread_id)
+    )
     return PlanGetResult(
         thread_id=params.thread_id,
         autonomous=svc.store.is_autonomous(params.thread_id),
@@ -132,8 +114,6 @@ async def task_retry(svc: Services, params: TaskRef) -> TaskRetryResult:
     assert plan is not None
     with typed_errors():
         if svc.runs.is_busy(params.thread_id):
-            from sidecar.runtime.errors import ThreadBusyError
-
             raise ThreadBusyError(params.thread_id)
         _reopen(svc.store, plan.id, task.id)
         svc.store.set_plan_status(plan.id, "running")

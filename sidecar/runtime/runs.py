@@ -11,9 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from sidecar.coord.dag import PlanError, parse_tasks, validate_plan
+from sidecar.coord.dag import PlanError
 from sidecar.coord.profiles import DEFAULT_PROFILES, Profile
 from sidecar.graph.commands import is_command
+from sidecar.graph.subagents.plans import validate_edit
 from sidecar.host.features_calls import bind_run
 from sidecar.protocol import ApprovalValue, PlanApprovalValue, QuestionValue
 from sidecar.runtime.drive import drive
@@ -154,14 +155,10 @@ class RunManager:
         """The author's edited tasks must make a valid plan, or the dialog says why."""
         if value.get("decision") != "approve" or not value.get("tasks"):
             return
-        plan_id = str(payload.get("plan_id"))
-        completed = {t.id for t in self._store.tasks(plan_id) if t.status == "succeeded"}
         try:
-            validate_plan(parse_tasks(value["tasks"]), self._profiles())
+            validate_edit(self._store, self._profiles(), str(payload["plan_id"]), value["tasks"])
         except PlanError as exc:
-            if not completed:
-                raise InvalidResumeValueError(str(exc)) from exc
-            raise InvalidResumeValueError(f"{exc} (completed: {sorted(completed)})") from exc
+            raise InvalidResumeValueError(str(exc)) from exc
 
     async def cancel(self, thread_id: str) -> bool:
         """Cancel the running turn and wait until it has stopped; False if none was running."""

@@ -148,25 +148,28 @@ async def test_resume_rejects_unknown_interrupts_and_bad_values(sidecar: Sidecar
     assert [i["id"] for i in got["interrupts"]] == [interrupt.id]
 
 
-async def test_allow_for_thread_sticks_across_a_restart(sidecar_data: Path, workspace: Path):
+async def _allow_a_write_then_restart(
+    sidecar_data: Path, workspace: Path, decision: str
+) -> tuple[Sidecar, str]:
+    """Answer a thread's first write with `decision`, stop the sidecar cleanly, start a new
+    one: the restarted sidecar and the thread."""
     process = await Sidecar.start(sidecar_data, workspace)
     thread = await process.call("thread/create", {})
     events = await start_and_finish(process, thread["id"], write_command("a.md", "1"))
     interrupt = next(e.event.interrupt for e in events if e.event.type == "interrupt")  # type: ignore[union-attr]
     run = await process.call(
         "run/resume",
-        {
-            "thread_id": thread["id"],
-            "interrupt_id": interrupt.id,
-            "value": {"decision": "allow_thread"},
-        },
+        {"thread_id": thread["id"], "interrupt_id": interrupt.id, "value": {"decision": decision}},
     )
     await process.run_to_end(run["run_id"])
     assert await process.shutdown() == 0
+    return await Sidecar.start(sidecar_data, workspace), thread["id"]
 
-    process = await Sidecar.start(sidecar_data, workspace)
+
+async def test_allow_for_thread_sticks_across_a_restart(sidecar_data: Path, workspace: Path):
+    process, thread_id = await _allow_a_write_then_restart(sidecar_data, workspace, "allow_thread")
     try:
-        events = await start_and_finish(process, thread["id"], write_command("a.md", "2"))
+        events = await start_and_finish(process, thread_id, write_command("a.md", "2"))
         assert "interrupt" not in event_types(events)
         assert (workspace / "a.md").read_text() == "2"
         other = await process.call("thread/create", {})
@@ -179,22 +182,7 @@ async def test_allow_for_thread_sticks_across_a_restart(sidecar_data: Path, work
 async def test_always_allow_sticks_in_every_thread_across_a_restart_until_revoked(
     sidecar_data: Path, workspace: Path
 ):
-    process = await Sidecar.start(sidecar_data, workspace)
-    thread = await process.call("thread/create", {})
-    events = await start_and_finish(process, thread["id"], write_command("a.md", "1"))
-    interrupt = next(e.event.interrupt for e in events if e.event.type == "interrupt")  # type: ignore[union-attr]
-    run = await process.call(
-        "run/resume",
-        {
-            "thread_id": thread["id"],
-            "interrupt_id": interrupt.id,
-            "value": {"decision": "allow_always"},
-        },
-    )
-    await process.run_to_end(run["run_id"])
-    assert await process.shutdown() == 0
-
-    process = await Sidecar.start(sidecar_data, workspace)
+    process, _thread_id = await _allow_a_write_then_restart(sidecar_data, workspace, "allow_always")
     try:
         other = await process.call("thread/create", {})
         events = await start_and_finish(process, other["id"], write_command("a.md", "2"))

@@ -260,6 +260,11 @@ async def test_two_subagents_approvals_are_pending_at_once_and_answered_in_rever
     assert event_types(events)[-1] == "run_finished"
     assert (workspace / "a.md").read_text() == "a" and (workspace / "b.md").read_text() == "b"
     assert [t["status"] for t in (await _plan(agent, thread_id))["tasks"]] == ["succeeded"] * 2
+    # The plan call's result reports each task's files and stats from its envelope.
+    got = await agent.call("thread/get", {"thread_id": thread_id})
+    [report] = [m["content"] for m in got["messages"] if m["role"] == "tool"]
+    assert "Files: a.md" in report and "Files: b.md" in report
+    assert "1 attempt(s), 0 s" not in report  # the duration comes from the envelope
 
 
 async def test_a_result_finished_before_a_crash_arrives_once_after_the_retry(

@@ -25,19 +25,18 @@ from sidecar.coord.dag import (
     MAX_DELEGATED,
     MAX_TASKS,
     PlanError,
-    TaskSpec,
-    parse_tasks,
     validate_plan,
 )
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit
 from sidecar.graph.nodes.tool import record_call, record_result
 from sidecar.graph.state import SubagentInput, TurnState
+from sidecar.graph.subagents.plans import completed_specs, task_spec, validate_edit
 from sidecar.graph.subagents.records import emit_plan
 from sidecar.graph.subagents.runner import run_task
 from sidecar.graph.subagents.tools import plan_request
 from sidecar.host.types import ToolOutcome
-from sidecar.store import Store, TaskRecord
+from sidecar.store import PlanRecord, Store, TaskRecord
 
 
 def make_dispatch(deps: GraphDeps):
@@ -110,11 +109,7 @@ def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
         if answer.get("tasks"):
             plan = store.get_plan(plan_id)
             assert plan is not None
-            edited = validate_plan(
-                parse_tasks(answer["tasks"]),
-                deps.profiles(),
-                completed=_completed(store, plan_id),
-            )
+            edited = validate_edit(store, deps.profiles(), plan_id, answer["tasks"])
             store.replace_open_tasks(plan_id, plan.goal, [t.to_json() for t in edited])
     store.set_plan_status(plan_id, "running")
     emit_plan(store, plan_id)
@@ -136,7 +131,7 @@ def _store_plan(deps: GraphDeps, state: TurnState, call: dict[str, Any]) -> tupl
     ordered = validate_plan(
         request.tasks,
         profiles,
-        completed=_completed(store, plan_id),
+        completed=completed_specs(store, plan_id),
         max_tasks=MAX_TASKS if request.needs_approval else MAX_DELEGATED,
     )
     depth = int((state.get("agent") or {}).get("depth", 0)) + 1
@@ -155,21 +150,11 @@ def _store_plan(deps: GraphDeps, state: TurnState, call: dict[str, Any]) -> tupl
     return plan_id, request
 
 
-def _completed(store: Store, plan_id: str) -> dict[str, TaskSpec]:
-    return {t.id: _spec(t) for t in store.tasks(plan_id) if t.status == "succeeded"}
-
-
-def _spec(task: TaskRecord) -> TaskSpec:
-    return TaskSpec(
-        task.id, task.title, task.objective, task.profile, task.depends_on, task.success_criteria
-    )
-
-
 def _approval_payload(deps: GraphDeps, plan_id: str) -> dict[str, Any]:
     store = deps.store
     plan = store.get_plan(plan_id)
     assert plan is not None
-    tasks = [_spec(t).to_json() for t in store.tasks(plan_id) if t.status != "succeeded"]
+    tasks = [task_spec(t).to_json() for t in store.tasks(plan_id) if t.status != "succeeded"]
     return {
         "kind": "plan_approval",
         "title": "Approve the plan?",
@@ -210,7 +195,7 @@ def _join(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
         status = "failed"
     store.set_plan_status(plan.id, status)
     emit_plan(store, plan.id)
-    text = _report(plan.id, status, tasks, store)
+    text = _report(plan, status, tasks, store)
     call = state.get("plan_call") or {"id": plan.call_id, "name": "atrium__plan"}
     update = _call_result(
         store, state, call, ToolOutcome(is_error=status != "completed", text=text)
@@ -221,13 +206,10 @@ def _join(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
     return update
 
 
-def _report(plan_id: str, status: str, tasks: list[TaskRecord], store: Store) -> str:
+def _report(plan: PlanRecord, status: str, tasks: list[TaskRecord], store: Store) -> str:
     """The call's result: per task its status, findings, files and stats, from the outbox."""
-    finals = {
-        e.task_id: e
-        for e in store.envelopes(tasks[0].plan_id if tasks else "")
-        if e.plan_id == plan_id
-    }
+    plan_id = plan.id
+    finals = {e.task_id: e for e in store.envelopes(plan.thread_id) if e.plan_id == plan_id}
     lines = [f"Plan {plan_id}: {status}."]
     for task in tasks:
         envelope = finals.get(task.id)

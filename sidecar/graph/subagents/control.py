@@ -62,7 +62,7 @@ class Coordinator:
                 slots.running -= 1
 
     def peak(self, profile_id: str) -> int:
-        """The most runs of the profile that held a slot at once (reported by benchmarks)."""
+        """The most runs of the profile that held a slot at once since this process started."""
         slots = self._slots.get(profile_id)
         return slots.peak if slots is not None else 0
 

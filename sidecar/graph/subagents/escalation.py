@@ -27,7 +27,7 @@ async def out_of_attempts(
     """Attempts ran out (or the budget did): the author decides, unless the thread is
     autonomous. Returns the profile to retry with, or None once the task has ended."""
     error = result.error or "ended with work left after every continuation"
-    decision = await _escalate(deps, inp, task, profile=profile, reason=stopped, error=error)
+    decision = await _escalate(deps, inp, task, reason=stopped, error=error)
     if decision is None:
         finish_task(deps, inp, task, "failed", error=error, result=result)
         return None
@@ -59,7 +59,6 @@ async def _escalate(
     inp: SubagentInput,
     task: TaskRecord,
     *,
-    profile: Profile,
     reason: str,
     error: str,
 ) -> tuple[str, Profile | None] | None:
@@ -84,5 +83,4 @@ async def _escalate(
     chosen = profiles.get(str(answer.get("profile"))) if action == "reassign" else None
     if action == "reassign" and chosen is None:
         return "retry", None
-    del profile
     return action, chosen

@@ -3,34 +3,12 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from typing import Any
 
 from sidecar.coord.envelope import Envelope, EnvelopeKind, agent_id
 from sidecar.graph.emit import emit
-from sidecar.store import PlanRecord, Store, TaskRecord
-
-_INTERNAL_FIELDS = ("seq", "version")
-
-
-def task_dict(task: TaskRecord) -> dict[str, Any]:
-    data = asdict(task)
-    for name in _INTERNAL_FIELDS:
-        data.pop(name)
-    data["depends_on"] = list(task.depends_on)
-    return data
-
-
-def plan_dict(store: Store, plan: PlanRecord) -> dict[str, Any]:
-    return {
-        "id": plan.id,
-        "thread_id": plan.thread_id,
-        "goal": plan.goal,
-        "version": plan.version,
-        "status": plan.status,
-        "created_at": plan.created_at,
-        "tasks": [task_dict(t) for t in store.tasks(plan.id)],
-    }
+from sidecar.graph.subagents.plans import plan_dict, task_dict
+from sidecar.store import Store, TaskRecord
 
 
 def emit_task(task: TaskRecord) -> None:
