@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from sidecar import settings as settings_mod
+from sidecar.coord.coordinator import Coordinator, Timings
 from sidecar.coord.profiles import ProfilesFile
-from sidecar.graph.subagents.control import Coordinator, Timings
-from sidecar.handlers.registry import load_all
 from sidecar.handlers.servers import status_notification
 from sidecar.handlers.services import Services
+from sidecar.handlers.table import load_all
 from sidecar.host.config import ConfigFile
 from sidecar.host.features import HostFeatures
 from sidecar.host.features_sampling import LMSampler

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sidecar.coord.coordinator import Coordinator
 from sidecar.coord.profiles import DEFAULT_PROFILES, Profile
-from sidecar.graph.subagents.control import Coordinator
 from sidecar.host.host import ToolHost
 from sidecar.llm.types import Planner
 from sidecar.store import Store

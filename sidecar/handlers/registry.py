@@ -52,20 +52,3 @@ class Registry:
 
 
 registry = Registry()
-
-
-def load_all() -> Registry:
-    """Import every handler module (registering them) and return the registry."""
-    from sidecar.handlers import (
-        coord,
-        features,
-        lifecycle,
-        runs,
-        servers,
-        settings,
-        threads,
-        tools,
-    )
-
-    del coord, features, lifecycle, runs, servers, settings, threads, tools
-    return registry

@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sidecar.coord.coordinator import Coordinator
 from sidecar.coord.profiles import ProfilesFile
-from sidecar.graph.subagents.control import Coordinator
 from sidecar.host.features import HostFeatures
 from sidecar.host.host import ToolHost
 from sidecar.runtime.runs import RunManager

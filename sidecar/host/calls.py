@@ -1,7 +1,7 @@
 """One tool call on a supervised connection, with a hard cap and an idle timeout.
 
 The call always carries a progress callback, so the SDK always sends a progress token; each
-progress notification pushes the idle deadline back (`features_deadline.IdleDeadline`, which
+progress notification pushes the idle deadline back (`sidecar.binding.deadline.IdleDeadline`, which
 also pauses while the server waits on the author), while the hard cap (`timeout`) still holds.
 The call races the session's end: when the server dies mid-call the call fails at once instead
 of waiting for a reply that cannot come.
@@ -13,8 +13,8 @@ import asyncio
 from contextlib import suppress
 from typing import Any, cast
 
+from sidecar.binding.deadline import CallTimeoutError, IdleDeadline
 from sidecar.host.connection import Connection
-from sidecar.host.features_deadline import CallTimeoutError, IdleDeadline
 from sidecar.host.spec import ServerUnavailableError
 from sidecar.host.types import HostTool, ProgressSink, ToolOutcome
 

@@ -6,7 +6,7 @@ callback given makes the client advertise the capability), then reports the sess
 
 Server requests that need the author (elicitation, sampling) arrive while one of the server's
 tools runs inside the graph; they become live interrupts of the run that owns the call (see
-`features_calls`). Without such a call there is nobody to ask: elicitation is cancelled and
+`sidecar.binding.calls`). Without such a call there is nobody to ask: elicitation is cancelled and
 sampling refused.
 """
 
@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+from sidecar.binding.calls import InFlightCalls, LiveInterruptDropped
 from sidecar.host import features_catalog as catalog
-from sidecar.host.features_calls import InFlightCalls, LiveInterruptDropped
 from sidecar.host.features_elicit import check_content, elicit_result, form_payload
 from sidecar.host.features_logs import LogLevel, ServerLogs, as_level, render
 from sidecar.host.features_sampling import (

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from sidecar.binding.deadline import ProgressSink
 
-class ProgressSink(Protocol):
-    """Receives a running call's progress notifications."""
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
+__all__ = ["SEPARATOR", "HostTool", "ProgressSink", "ToolOutcome", "UnknownToolError", "split_name"]
 
 
 SEPARATOR = "__"

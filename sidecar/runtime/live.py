@@ -2,7 +2,7 @@
 
 Elicitation and sampling requests arrive on a server's session during one of its tool calls,
 deep inside the graph's tool node, so they cannot be LangGraph interrupts. Instead the run that
-owns the call (found through `sidecar.host.features_calls`) raises a live interrupt:
+owns the call (found through `sidecar.binding.calls`) raises a live interrupt:
 
 1. it is recorded in the store as a pending interrupt (so `thread/get` lists it) and sent as an
    `interrupt` run event, with `live: true`, while the run keeps running;
@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from sidecar.host.features_calls import (
+from sidecar.binding.calls import (
     AnswerCheck,
     InFlightCall,
     InFlightCalls,

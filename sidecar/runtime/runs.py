@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from sidecar.binding.calls import bind_run
 from sidecar.coord.dag import PlanError
 from sidecar.coord.profiles import DEFAULT_PROFILES, Profile
 from sidecar.graph.commands import is_command
 from sidecar.graph.subagents.plans import validate_edit
-from sidecar.host.features_calls import bind_run
 from sidecar.protocol import ApprovalValue, PlanApprovalValue, QuestionValue
 from sidecar.runtime.drive import drive
 from sidecar.runtime.emitter import EventSink, RunEmitter

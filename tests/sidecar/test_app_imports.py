@@ -17,7 +17,7 @@ def test_starting_the_sidecar_loads_no_graph_or_model_library() -> None:
     code = (
         "import json, sys\n"
         "import sidecar.app\n"
-        "from sidecar.handlers.registry import load_all\n"
+        "from sidecar.handlers.table import load_all\n"
         "load_all()\n"
         f"print(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))\n"
     )

@@ -12,12 +12,12 @@ from typing import Any, cast
 
 from langgraph.types import interrupt
 
+from sidecar.binding.calls import in_flight
 from sidecar.coord.profiles import Profile
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit, emit_message
 from sidecar.graph.state import TurnState
 from sidecar.host import drift, permissions
-from sidecar.host.features_calls import in_flight
 from sidecar.host.host import ServerUnavailableError, ToolHost
 from sidecar.host.types import HostTool, ToolOutcome, UnknownToolError, split_name
 from sidecar.store import Store

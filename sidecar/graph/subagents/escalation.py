@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from sidecar.binding.calls import LiveInterruptDropped, current_run
 from sidecar.coord.profiles import Profile
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.state import SubagentInput
 from sidecar.graph.subagents.attempt import AttemptResult
 from sidecar.graph.subagents.finish import finish_task
 from sidecar.graph.subagents.records import change_task
-from sidecar.host.features_calls import LiveInterruptDropped, current_run
 from sidecar.store import TaskRecord
 
 

@@ -15,10 +15,10 @@ import uuid
 from dataclasses import asdict
 from typing import Any
 
+from sidecar.binding.calls import fresh_context
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.subagents.attempt import AttemptContext, AttemptResult, BudgetExceededError
 from sidecar.graph.subagents.records import change_task, task_prompt
-from sidecar.host.features_calls import fresh_context
 from sidecar.store import MessageRecord
 
 _PROMPTS = {

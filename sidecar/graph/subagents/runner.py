@@ -17,6 +17,7 @@ import asyncio
 import time
 from typing import Any, cast
 
+from sidecar.binding.calls import LiveInterruptDropped, task_scope
 from sidecar.coord.profiles import Profile
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit
@@ -32,7 +33,6 @@ from sidecar.graph.subagents.finish import finish_task
 from sidecar.graph.subagents.internal import internal_attempt
 from sidecar.graph.subagents.records import change_task
 from sidecar.graph.subagents.strong import strong_attempt
-from sidecar.host.features_calls import LiveInterruptDropped, task_scope
 from sidecar.store import TaskRecord
 
 _OK_DEPENDENCY = frozenset({"succeeded", "skipped"})

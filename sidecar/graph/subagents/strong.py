@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 from typing import Any, cast
 
+from sidecar.binding.calls import in_flight
 from sidecar.coord.profiles import AGENTS_SERVER
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.subagents.attempt import AttemptContext, AttemptResult
-from sidecar.host.features_calls import in_flight
 from sidecar.host.host import ServerUnavailableError
 from sidecar.host.types import UnknownToolError
 

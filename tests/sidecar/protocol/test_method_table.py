@@ -6,8 +6,9 @@ import typing
 
 import pytest
 
-from sidecar.handlers.registry import Registry, load_all
+from sidecar.handlers.registry import Registry
 from sidecar.handlers.services import Services
+from sidecar.handlers.table import load_all
 from sidecar.protocol import METHODS, NOTIFICATIONS, Empty
 
 

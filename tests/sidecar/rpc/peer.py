@@ -14,8 +14,8 @@ from typing import Any
 
 import anyio
 
-from sidecar.handlers.registry import load_all
 from sidecar.handlers.services import Services
+from sidecar.handlers.table import load_all
 from sidecar.host.host import ToolHost
 from sidecar.protocol import CANCEL_REQUEST, ErrorCode, RpcError, WireModel
 from sidecar.rpc.framing import MAX_FRAME_BYTES, read_frames

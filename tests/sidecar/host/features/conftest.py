@@ -14,14 +14,14 @@ from typing import Any
 import anyio
 import pytest
 
-from sidecar.host.features import HostFeatures
-from sidecar.host.features_calls import (
+from sidecar.binding.calls import (
     AnswerCheck,
     InFlightCall,
     RunBinding,
     bind_run,
     in_flight,
 )
+from sidecar.host.features import HostFeatures
 from sidecar.host.features_logs import LogEntry
 from sidecar.host.features_sampling import LMSampler
 from sidecar.host.host import ServerSpec, ToolHost

@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import pytest
 
+from sidecar.binding.calls import RunBinding, bind_run, in_flight
 from sidecar.host.features import HostFeatures
-from sidecar.host.features_calls import RunBinding, bind_run, in_flight
 from sidecar.host.host import ServerSpec, ToolHost
 from tests.setup.mcp_everything import Everything
 from tests.sidecar.host.features.conftest import SERVER, ScriptedAuthor, stdio_params

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.host.features_calls import current_call
+from sidecar.binding.calls import current_call
 from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.sidecar.host.features.conftest import SERVER, FeatureRig, LogWatch
 

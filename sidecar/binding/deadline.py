@@ -18,14 +18,19 @@ import math
 from collections.abc import Generator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Literal
+from typing import Literal, Protocol
 
 import anyio
 
-from sidecar.host.features_calls import current_call
-from sidecar.host.types import ProgressSink
+from sidecar.binding.calls import current_call
 
 TimeoutKind = Literal["idle", "hard"]
+
+
+class ProgressSink(Protocol):
+    """Receives a running call's progress notifications."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
 
 
 class CallTimeoutError(TimeoutError):

@@ -8,8 +8,8 @@ import asyncio
 import anyio
 import pytest
 
-from sidecar.host.features_calls import InFlightCalls, RunBinding, bind_run, current_call, in_flight
-from sidecar.host.features_deadline import CallTimeoutError, IdleDeadline
+from sidecar.binding.calls import InFlightCalls, RunBinding, bind_run, current_call, in_flight
+from sidecar.binding.deadline import CallTimeoutError, IdleDeadline
 from tests.sidecar.host.features.conftest import ScriptedAuthor
 
 pytestmark = pytest.mark.anyio

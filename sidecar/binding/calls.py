@@ -1,4 +1,5 @@
-"""Which run owns a server's in-flight tool call, so a server request can reach its author.
+"""The run<->call binding: which run owns a server's in-flight tool call, so a server request
+can reach its author.
 
 An elicitation or sampling request arrives on the server's session while one of its tools is
 running inside the graph's tool node. It cannot be a LangGraph interrupt (the node is mid-call),
@@ -22,13 +23,10 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Callable, Generator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from sidecar.host.features_deadline import IdleDeadline
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +36,14 @@ AnswerCheck = Callable[[dict[str, Any]], str | None]
 
 class LiveInterruptDropped(Exception):
     """The call (or its run) ended before the author answered."""
+
+
+class PausableDeadline(Protocol):
+    """A call's idle limit that can wait while the author answers (see `deadline.IdleDeadline`).
+
+    Declared here, not imported, so the binding does not depend on how deadlines are kept."""
+
+    def paused(self) -> AbstractContextManager[None]: ...
 
 
 class AskAuthor(Protocol):
@@ -69,7 +75,7 @@ class InFlightCall:
     server: str
     call_id: str
     run: RunBinding
-    deadline: IdleDeadline | None = None
+    deadline: PausableDeadline | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
     task_id: str | None = None
     """The subagent task making the call (server requests may arrive in another task)."""

@@ -7,8 +7,8 @@ import asyncio
 import anyio
 import pytest
 
+from sidecar.coord.coordinator import Coordinator, Timings
 from sidecar.coord.profiles import Profile
-from sidecar.graph.subagents.control import Coordinator, Timings
 
 BOUND = 5.0
 

@@ -1,0 +1,26 @@
+"""The full handler table: imports every handler module, which registers its methods.
+
+Apart from `registry` so that handler modules (which import the registry) and the list of them
+(which imports the modules) form no import circle.
+"""
+
+from __future__ import annotations
+
+from sidecar.handlers.registry import Registry, registry
+
+
+def load_all() -> Registry:
+    """Import every handler module (registering them) and return the registry."""
+    from sidecar.handlers import (
+        coord,
+        features,
+        lifecycle,
+        runs,
+        servers,
+        settings,
+        threads,
+        tools,
+    )
+
+    del coord, features, lifecycle, runs, servers, settings, threads, tools
+    return registry
