@@ -1,6 +1,6 @@
 """7. Strong-agent transcript parsing: events per second through each controller's parser.
 
-Each recorded transcript of shared/fixtures/controllers (a real Claude Code or Codex run) is
+Each recorded transcript of tests/fixtures/controllers (a real Claude Code or Codex run) is
 repeated to about 20,000 lines (its middle lines, so one run still begins and ends once) and
 replayed through `replay_lines`, the same parsers the controllers use on a live CLI's stdout.
 There is no target: the figure says how far parsing is from ever being the bottleneck (a CLI
@@ -17,7 +17,7 @@ from mcp_servers.agents.parsers import replay_lines
 from mcp_servers.agents.results import Provider
 
 NAME = "parse"
-FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "controllers"
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "controllers"
 TARGET_LINES = 20_000
 TRIALS = 3
 

@@ -18,6 +18,7 @@ from tests.fakes.fixtures import (  # after the environment is set
     scripted_chat,
     scripted_responses,
 )
+from tests.peers import SKIP_PREFIX
 
 __all__ = ["agent_clis", "scripted_anthropic", "scripted_chat", "scripted_responses"]
 
@@ -34,3 +35,19 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     path.mkdir()
     monkeypatch.setenv("ATRIUM_DATA_DIR", str(path))
     yield path
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say loudly which tests were skipped for a missing npm peer (see tests/peers.py)."""
+    peers = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if SKIP_PREFIX in str(getattr(report, "longrepr", ""))
+    ]
+    if peers:
+        terminalreporter.write_sep("!", f"{len(peers)} tests skipped: npm peers unavailable")
+        terminalreporter.write_line(
+            "Install Node.js/npm (with registry access) to run them; CI sets "
+            "ATRIUM_REQUIRE_PEERS=1, which fails them instead.",
+            yellow=True,
+        )

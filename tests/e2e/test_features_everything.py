@@ -15,6 +15,7 @@ from sidecar.protocol.features import FeatureErrorCode
 from sidecar.protocol.models import FormInterrupt
 from tests.e2e.harness import RpcFailure, Sidecar
 from tests.e2e.test_servers import is_state, statuses, wait_status
+from tests.peers import peer_unavailable
 from tests.setup.mcp_everything import Everything, EverythingUnavailable, install_everything
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -29,13 +30,7 @@ async def plugged(sidecar: Sidecar) -> AsyncIterator[Sidecar]:
     try:
         everything: Everything = install_everything()
     except EverythingUnavailable as exc:
-        pytest.skip(f"server-everything unavailable: {exc}")
-    try:
-        await sidecar.call("server_log/list", {"server": SERVER})
-    except RpcFailure as exc:
-        if exc.code == FeatureErrorCode.FEATURE_UNSUPPORTED:
-            pytest.skip("client features are not wired into the sidecar (sidecar/app.py)")
-        raise
+        peer_unavailable(f"server-everything: {exc}")
     command = everything.stdio_command()
     config = {
         "name": SERVER,

@@ -21,6 +21,7 @@ from tests.e2e.test_subagents import _live, _plan
 from tests.fakes.anthropic_messages import anthropic_server
 from tests.fakes.model_server import RecordedRequest, Reply, ScriptedModelServer
 from tests.mcp_servers.agents.helpers import FAKE_CLI, shared_transcript
+from tests.peers import peer_unavailable
 from tests.setup.agent_clis import (
     INSTALL_TIMEOUT_S,
     AgentCliUnavailable,
@@ -97,7 +98,7 @@ async def test_a_task_for_the_real_claude_code_cli_runs_against_the_scripted_mod
         clis = install_agent_clis()
     except AgentCliUnavailable:
         if shutil.which("npm") is None or node_bin_dir() is None:
-            pytest.skip("npm/node not on PATH: cannot install the pinned agent CLIs")
+            peer_unavailable("npm/node not on PATH: cannot install the pinned agent CLIs")
         raise
 
     def respond(request: RecordedRequest) -> Reply:

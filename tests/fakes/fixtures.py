@@ -15,6 +15,7 @@ from tests.fakes.anthropic_messages import anthropic_server
 from tests.fakes.model_server import ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
 from tests.fakes.openai_responses import responses_server
+from tests.peers import peer_unavailable
 from tests.setup.agent_clis import AgentClis, AgentCliUnavailable, install_agent_clis
 
 
@@ -45,4 +46,4 @@ def agent_clis() -> AgentClis:
     try:
         return install_agent_clis()
     except AgentCliUnavailable as exc:
-        pytest.skip(f"agent CLIs unavailable: {exc}")
+        peer_unavailable(f"agent CLIs: {exc}")

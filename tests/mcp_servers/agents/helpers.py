@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 
 from mcp_servers.agents.controllers import AgentController
 from mcp_servers.agents.events import AgentEvent
@@ -18,8 +17,8 @@ from mcp_servers.agents.events import AgentEvent
 HERE = Path(__file__).parent
 FAKE_CLI = HERE / "fake_cli.py"
 LOCAL_TRANSCRIPTS = HERE / "transcripts"
-# CI clones the repo with shared/ beside it, so this resolves to /work/shared/fixtures.
-SHARED_TRANSCRIPTS = Path(__file__).parents[3] / ".." / "shared" / "fixtures" / "controllers"
+# Real captures of Claude Code and Codex runs (provenance in SOURCES.md there).
+RECORDED_TRANSCRIPTS = Path(__file__).parents[2] / "fixtures" / "controllers"
 
 FAST_STOP = {
     "exit_grace_s": 0.5,
@@ -29,10 +28,10 @@ FAST_STOP = {
 
 
 def shared_transcript(name: str) -> Path:
-    """A recorded transcript from shared/fixtures/controllers, or skip if it is absent."""
-    path = SHARED_TRANSCRIPTS / name
+    """A recorded transcript from tests/fixtures/controllers (a missing one is an error)."""
+    path = RECORDED_TRANSCRIPTS / name
     if not path.is_file():
-        pytest.skip(f"shared fixture {name} not found at {SHARED_TRANSCRIPTS.resolve()}")
+        raise FileNotFoundError(f"recorded transcript {name} is not in {RECORDED_TRANSCRIPTS}")
     return path
 
 

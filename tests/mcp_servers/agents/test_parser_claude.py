@@ -1,6 +1,6 @@
 """Claude Code stream-json transcripts parse into the expected events and results.
 
-Expectations were written from reading each transcript in shared/fixtures/controllers.
+Expectations were written from reading each transcript in tests/fixtures/controllers.
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ from tests.fakes.anthropic_messages import anthropic_server
 from tests.fakes.model_server import RecordedRequest, Reply, ScriptedModelServer
 from tests.fakes.openai_responses import responses_server
 from tests.mcp_servers.agents.server_support import Elicitations, ProgressLog
+from tests.peers import peer_unavailable
 from tests.setup.agent_clis import (
     INSTALL_TIMEOUT_S,
     AgentClis,
@@ -79,7 +80,7 @@ def clis() -> AgentClis:
         return install_agent_clis()
     except AgentCliUnavailable:
         if shutil.which("npm") is None or node_bin_dir() is None:
-            pytest.skip("npm/node not on PATH: cannot install the pinned agent CLIs")
+            peer_unavailable("npm/node not on PATH: cannot install the pinned agent CLIs")
         raise
 
 

@@ -28,6 +28,7 @@ from sidecar.host.host import ServerSpec, ToolHost
 from sidecar.host.types import ToolOutcome
 from sidecar.llm.types import LMConfig
 from tests.fakes.model_server import ScriptedModelServer
+from tests.peers import peer_unavailable
 from tests.setup.mcp_everything import (
     Everything,
     EverythingUnavailable,
@@ -44,7 +45,7 @@ def everything() -> Everything:
     try:
         return install_everything()
     except EverythingUnavailable as exc:
-        pytest.skip(f"server-everything unavailable: {exc}")
+        peer_unavailable(f"server-everything: {exc}")
 
 
 def stdio_params(everything: Everything, command: list[str] | None = None) -> Any:
