@@ -24,6 +24,7 @@ class ErrorCode(StrEnum):
     SYMLINK_ESCAPE = "symlink_escape"
     SYMLINK_LOOP = "symlink_loop"
     NOT_REGULAR = "not_regular"
+    HARD_LINK = "hard_link"
     NOT_FOUND = "not_found"
     NOT_A_DIRECTORY = "not_a_directory"
     IS_A_DIRECTORY = "is_a_directory"

@@ -26,6 +26,11 @@ from .models import EntryType
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _O_CLOEXEC
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
+# A hard link is the file itself under a second name; nothing tells where the other names lie,
+# so one may be a file outside the workspace (an SSH key linked in). Reading such a file is
+# refused. Writing over it is safe: the new content is renamed over this name only, so the
+# other names keep the old content.
+_HARD_LINK = "file has other hard links, which may lie outside the workspace"
 
 
 @dataclass(frozen=True)
@@ -112,7 +117,8 @@ def read_file(root: Path, parts: Sequence[str], display: str, max_bytes: int) ->
     """Read a regular file, refusing anything larger than ``max_bytes``.
 
     Raises:
-        PathError: ``not_regular``, ``symlink_escape``, ``is_a_directory`` and the like.
+        PathError: ``not_regular``, ``hard_link``, ``symlink_escape``, ``is_a_directory`` and
+            the like.
         WorkspaceError: ``too_large`` when the file exceeds ``max_bytes``.
     """
     with open_dir(root, parts[:-1], display) as dir_fd:
@@ -120,7 +126,8 @@ def read_file(root: Path, parts: Sequence[str], display: str, max_bytes: int) ->
 
 
 def read_at(dir_fd: int, name: str, display: str, max_bytes: int) -> bytes:
-    """Read the regular file ``name`` under ``dir_fd`` (see :func:`read_file`)."""
+    """Read the regular file ``name`` under ``dir_fd`` (see :func:`read_file`); a file with more
+    than one hard link is refused (``hard_link``)."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _O_CLOEXEC
     try:
         fd = os.open(name, flags, dir_fd=dir_fd)
@@ -132,6 +139,8 @@ def read_at(dir_fd: int, name: str, display: str, max_bytes: int) -> bytes:
             raise PathError(ErrorCode.IS_A_DIRECTORY, display, "is a directory")
         if not stat.S_ISREG(info.st_mode):
             raise PathError(ErrorCode.NOT_REGULAR, display, "not a regular file")
+        if info.st_nlink > 1:
+            raise PathError(ErrorCode.HARD_LINK, display, _HARD_LINK)
         chunks: list[bytes] = []
         total = 0
         while total <= max_bytes:

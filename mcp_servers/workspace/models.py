@@ -71,12 +71,14 @@ class SearchMatch(_Result):
 
 
 class SearchResult(_Result):
-    """Matches in file order; ``truncated`` when the result or file budget ran out."""
+    """Matches in file order; ``truncated`` when the result, file or time budget ran out
+    (``timed_out`` for the time budget)."""
 
     path: str
     matches: list[SearchMatch]
     truncated: bool
     files_scanned: int
+    timed_out: bool = False
 
 
 class PreviewResult(_Result):

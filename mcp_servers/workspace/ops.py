@@ -8,8 +8,8 @@ raises :class:`.errors.WorkspaceError` with a stable code on refusal. The MCP to
 from __future__ import annotations
 
 import fnmatch
-import re
-from collections.abc import Callable, Generator
+import time
+from collections.abc import Generator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +17,7 @@ from pathlib import Path
 from . import fileio
 from .diffs import split_lines, unified_diff
 from .errors import ErrorCode, WorkspaceError
+from .matching import line_matcher
 from .models import (
     EditResult,
     Entry,
@@ -38,6 +39,7 @@ class Limits:
     max_search_results: int = 1000
     max_search_files: int = 20000
     max_line_chars: int = 500
+    max_search_seconds: float = 10.0
 
 
 def decode_text(data: bytes, display: str) -> str:
@@ -172,49 +174,44 @@ def search(
     max_results: int,
     limits: Limits,
 ) -> SearchResult:
-    """Find lines containing ``query`` (substring or regex) in text files under ``path``.
+    """Find lines containing ``query`` (a literal or an RE2 pattern) in text files under ``path``.
 
-    Binary, over-large and unreadable files are skipped; symlinks are never followed.
+    Binary, over-large, hard-linked and unreadable files are skipped; symlinks are never
+    followed. The search stops with ``truncated`` when the result cap, the file budget or the
+    time budget (``limits.max_search_seconds``; then also ``timed_out``) runs out.
     """
-    matcher = _matcher(query, regex=regex, case_sensitive=case_sensitive)
+    matcher = line_matcher(query, regex=regex, case_sensitive=case_sensitive)
     resolved = resolve(root, path)
     cap = max(1, min(max_results, limits.max_search_results))
+    deadline = time.monotonic() + limits.max_search_seconds
     matches: list[SearchMatch] = []
     scanned = 0
+
+    def result(*, truncated: bool, timed_out: bool = False) -> SearchResult:
+        return SearchResult(
+            path=resolved.display,
+            matches=matches,
+            truncated=truncated,
+            files_scanned=scanned,
+            timed_out=timed_out,
+        )
+
     for rel, text in _texts(resolved, glob, limits):
         scanned += 1
         for number, raw in enumerate(split_lines(text), start=1):
             line = raw.rstrip("\r\n")
             if matcher(line):
                 if len(matches) == cap:
-                    return SearchResult(
-                        path=resolved.display,
-                        matches=matches,
-                        truncated=True,
-                        files_scanned=scanned,
-                    )
+                    return result(truncated=True)
                 clipped = line[: limits.max_line_chars]
                 matches.append(SearchMatch(path=rel, line=number, text=clipped))
+            if number % 1024 == 0 and time.monotonic() > deadline:
+                return result(truncated=True, timed_out=True)
         if scanned >= limits.max_search_files:
-            return SearchResult(
-                path=resolved.display, matches=matches, truncated=True, files_scanned=scanned
-            )
-    return SearchResult(
-        path=resolved.display, matches=matches, truncated=False, files_scanned=scanned
-    )
-
-
-def _matcher(query: str, *, regex: bool, case_sensitive: bool) -> Callable[[str], bool]:
-    if query == "":
-        raise WorkspaceError(ErrorCode.INVALID_ARGUMENTS, "query must not be empty")
-    flags = 0 if case_sensitive else re.IGNORECASE
-    try:
-        pattern = re.compile(query if regex else re.escape(query), flags)
-    except re.error as exc:
-        raise WorkspaceError(
-            ErrorCode.INVALID_REGEX, f"invalid regular expression: {exc}"
-        ) from None
-    return lambda line: pattern.search(line) is not None
+            return result(truncated=True)
+        if time.monotonic() > deadline:
+            return result(truncated=True, timed_out=True)
+    return result(truncated=False)
 
 
 def _texts(resolved: Resolved, glob: str | None, limits: Limits) -> Generator[tuple[str, str]]:

@@ -13,8 +13,9 @@ Two steps, both pure (they look at the filesystem but never change it):
 
 The I/O layer (:mod:`.fileio`) then opens the resolved *real* path component by component with
 ``O_NOFOLLOW`` relative to directory fds, so a symlink swapped in after the check fails instead of
-being followed (time-of-check/time-of-use). Not covered: hard links to outside files (a hard link
-is indistinguishable from a regular file) and bind mounts made by the author.
+being followed (time-of-check/time-of-use). A hard link cannot be traced to its other names, so
+:mod:`.fileio` refuses to read any file with more than one link (``hard_link``). Not covered:
+bind mounts made by the author.
 """
 
 from __future__ import annotations

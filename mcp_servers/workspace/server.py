@@ -155,7 +155,10 @@ def _add_edit(server: MCPServer, root: Path, limits: Limits) -> None:
 def _add_search(server: MCPServer, root: Path, limits: Limits) -> None:
     @server.tool(name="search", title="Search files", annotations=_READ_ONLY)
     def search(
-        query: Annotated[str, Field(description="Substring, or a Python regex if regex=true.")],
+        query: Annotated[
+            str,
+            Field(description="Substring, or an RE2 regex if regex=true."),
+        ],
         path: PathArg = ".",
         *,
         regex: bool = False,
@@ -163,7 +166,8 @@ def _add_search(server: MCPServer, root: Path, limits: Limits) -> None:
         glob: Annotated[str | None, Field(description="Only files matching this pattern.")] = None,
         max_results: Annotated[int, Field(ge=1)] = 100,
     ) -> Annotated[CallToolResult, SearchResult]:
-        """Search text files under a path for matching lines (binary files are skipped)."""
+        """Search text files under a path for matching lines (binary files are skipped). The
+        regex engine is linear-time; a search that runs out of time returns what it found."""
         with _refusals():
             found = ops.search(
                 root,
@@ -176,7 +180,9 @@ def _add_search(server: MCPServer, root: Path, limits: Limits) -> None:
                 limits=limits,
             )
         lines = [f"{m.path}:{m.line}: {m.text}" for m in found.matches]
-        if found.truncated:
+        if found.timed_out:
+            lines.append("(search stopped at its time limit; narrow the path or the pattern)")
+        elif found.truncated:
             lines.append("(more matches not shown)")
         return _result(found, "\n".join(lines) or "No matches.")
 
