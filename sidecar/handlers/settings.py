@@ -1,15 +1,23 @@
-"""settings/get, settings/set. The API key goes to the keyring only."""
+"""settings/get, settings/set. The API key goes to the keyring only.
+
+`settings/get` says truthfully where the key the model would use comes from, in the planner's own
+order (`sidecar.llm.config`): `ATRIUM_MODEL_API_KEY`, else the provider's variable, else the
+keyring.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from sidecar import settings as settings_mod
 from sidecar.handlers.errors import typed_errors
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
+from sidecar.llm.config import API_KEY_ENV, provider_key_vars
 from sidecar.protocol import Empty, ErrorCode, RpcError, SettingsInfo, SettingsSetParams
+from sidecar.protocol.models import ApiKeySource
 
 
 def current(svc: Services) -> SettingsInfo:
@@ -17,13 +25,30 @@ def current(svc: Services) -> SettingsInfo:
     env_model = os.environ.get("ATRIUM_MODEL")
     source = "settings" if saved.model else ("environment" if env_model else "none")
     workspace = settings_mod.resolve_workspace(saved, os.environ, svc.data_dir)
+    model = saved.model or env_model
+    key_source, variable = key_source_of(model, os.environ)
+    if key_source == "none" and settings_mod.keyring_get():
+        key_source = "keyring"
     return SettingsInfo(
-        model=saved.model or env_model,
+        model=model,
         api_base=saved.api_base or os.environ.get("ATRIUM_MODEL_API_BASE"),
         workspace=str(workspace),
-        has_api_key=bool(os.environ.get("ATRIUM_MODEL_API_KEY") or settings_mod.keyring_get()),
+        has_api_key=key_source != "none",
         model_source=source,
+        api_key_source=key_source,
+        api_key_variable=variable,
     )
+
+
+def key_source_of(model: str | None, env: Mapping[str, str]) -> tuple[ApiKeySource, str | None]:
+    """Which environment variable holds the model's key (`environment`: ATRIUM_MODEL_API_KEY,
+    `provider`: the provider's usual one), or `("none", None)`: then the keyring is asked."""
+    if env.get(API_KEY_ENV, "").strip():
+        return "environment", API_KEY_ENV
+    for name in provider_key_vars(model) if model else ():
+        if env.get(name, "").strip():
+            return "provider", name
+    return "none", None
 
 
 @registry.method("settings/get")

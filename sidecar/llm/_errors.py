@@ -43,6 +43,8 @@ CONTEXT_WINDOW = "context_window"
 MODEL_ERROR = "model_error"
 BAD_OUTPUT = "bad_output"
 
+DETAIL_LIMIT = 4000  # characters of the underlying error kept for "Details"
+
 # What `DspyPlanner.decide` turns into a `PlannerError` (anything else is a bug and propagates).
 MODEL_FAILURES: tuple[type[Exception], ...] = (LMError, AdapterParseError, NoPredictionError)
 
@@ -65,6 +67,7 @@ _CONNECTION_ERROR_NAMES = frozenset(
     {"APIConnectionError", "ConnectError", "RemoteProtocolError", "ClientConnectionError"}
 )
 
+# What the author reads: what is wrong, then what to do (the raw text goes to `details`).
 _SUMMARIES = {
     UNREACHABLE: "The model server could not be reached",
     TIMEOUT: "The model took too long to answer",
@@ -74,6 +77,25 @@ _SUMMARIES = {
     MODEL_ERROR: "The model provider reported an error",
     BAD_OUTPUT: "The model's answer could not be understood",
 }
+
+_HINTS = {
+    UNREACHABLE: "check the API base in Settings → Model and that the server runs, then Retry",
+    TIMEOUT: "Retry, or choose a faster model in Settings → Model",
+    AUTH: "check the key in Settings → Model",
+    RATE_LIMITED: "wait a minute, then Retry",
+    CONTEXT_WINDOW: (
+        "start a new thread, or choose a model with a larger context in Settings → Model"
+    ),
+    MODEL_ERROR: "check the model name in Settings → Model, then Retry",
+    BAD_OUTPUT: "Retry, or choose a more capable model in Settings → Model",
+}
+
+
+def summary_line(code: str) -> str:
+    """One line for the author: what is wrong and what to do."""
+    message = _SUMMARIES.get(code, "The model failed")
+    hint = _HINTS.get(code)
+    return f"{message}: {hint}" if hint else message
 
 
 def classify(exc: BaseException, lm_chain: Sequence[BaseException] = ()) -> str:
@@ -96,19 +118,19 @@ def to_planner_error(
 
 
 def planner_error(code: str, detail: str, secret: str | None = None) -> PlannerError:
-    """A `PlannerError` with the code's summary and a one-line, secret-free detail."""
+    """A `PlannerError` whose message is the code's one-line summary and hint; `detail` (made
+    secret-free) goes to `details`."""
     if secret:
         detail = detail.replace(secret, "***")
-    message = _SUMMARIES.get(code, "The model failed")
-    return PlannerError(code, f"{message}: {detail}" if detail else message)
+    return PlannerError(code, summary_line(code), detail or None)
 
 
 def _detail(exc: BaseException) -> str:
+    """The error's own text (bounded), for "Details"."""
     if isinstance(exc, AdapterParseError):
         return "the reply did not follow the expected format"
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    first = lines[0] if lines else type(exc).__name__
-    return first[:300]
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 1] + "…"
 
 
 def _connection_failed(chain: Sequence[BaseException]) -> bool:

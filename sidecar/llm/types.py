@@ -68,9 +68,10 @@ class LMConfig:
 class PlannerError(Exception):
     """The model could not be reached or answered with something unusable."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, details: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.details = details  # the underlying error text, behind "Details" in the window
 
 
 class Planner(Protocol):

@@ -46,7 +46,13 @@ class MessageInfo(WireModel):
 
 class ErrorInfo(WireModel):
     code: str
-    message: str
+    message: str = Field(
+        description="One line for the author: what is wrong and, when known, what to do."
+    )
+    details: str | None = Field(
+        default=None,
+        description="The underlying error text (e.g. the provider's), shown behind 'Details'.",
+    )
 
 
 class ToolInfo(WireModel):
@@ -59,12 +65,26 @@ class ToolInfo(WireModel):
     input_schema: dict[str, Any]
 
 
+ApiKeySource: TypeAlias = Literal["keyring", "environment", "provider", "none"]
+
+
 class SettingsInfo(WireModel):
     model: str | None
     api_base: str | None
     workspace: str
     has_api_key: bool
     model_source: Literal["settings", "environment", "none"]
+    api_key_source: ApiKeySource = Field(
+        default="none",
+        description=(
+            "Where the key the model uses comes from: `environment` (ATRIUM_MODEL_API_KEY), "
+            "`provider` (the provider's variable, named in `api_key_variable`), `keyring`, or "
+            "`none`. The environment wins over the keyring."
+        ),
+    )
+    api_key_variable: str | None = Field(
+        default=None, description="The environment variable that holds the key, if one does."
+    )
 
 
 class _InterruptBase(WireModel):

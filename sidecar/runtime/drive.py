@@ -51,7 +51,7 @@ async def drive(
         store.set_thread_status(thread_id, "cancelled")
         return RunCancelled()
     except PlannerError as exc:
-        return _fail(store, emit, exc.code, str(exc))
+        return _fail(store, emit, exc.code, str(exc), exc.details)
     except RequiredServerError as exc:
         return _fail(store, emit, "server_unavailable", str(exc))
     except Exception as exc:  # the run boundary: any node failure is recorded, never lost
@@ -85,7 +85,9 @@ def _forward(emit: RunEmitter, chunk: Any) -> None:
         log.exception("dropping a malformed graph event: %r", chunk)
 
 
-def _fail(store: Store, emit: RunEmitter, code: str, message: str) -> RunFailed:
+def _fail(
+    store: Store, emit: RunEmitter, code: str, message: str, details: str | None = None
+) -> RunFailed:
     store.end_run(emit.run_id, "failed", message)
     store.set_thread_status(emit.thread_id, "failed", message)
-    return RunFailed(error=ErrorInfo(code=code, message=message))
+    return RunFailed(error=ErrorInfo(code=code, message=message, details=details))

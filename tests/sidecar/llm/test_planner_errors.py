@@ -63,6 +63,11 @@ async def test_a_rejected_key_is_an_auth_error_that_never_repeats_the_key(
     error = await _error_code(make_planner())
     assert error.code == "auth"
     assert API_KEY not in str(error)
+    assert (
+        str(error) == "The model provider rejected the API key: check the key in Settings → Model"
+    )
+    assert error.details is not None and "Incorrect API key provided" in error.details
+    assert API_KEY not in error.details
 
 
 async def test_rate_limiting_and_context_overflow_have_their_own_codes(
@@ -91,6 +96,8 @@ async def test_a_refused_connection_is_unreachable(make_planner: PlannerFactory)
     )
     error = await _error_code(planner)
     assert error.code == "unreachable"
+    assert "\n" not in str(error) and "Settings → Model" in str(error)
+    assert error.details  # the client's own words, for "Details"
 
 
 async def test_a_dropped_connection_is_unreachable(
