@@ -120,7 +120,9 @@ def _inside(path: object, dir_fd: object, run_dir: str) -> bool:
     if not isinstance(path, str | bytes | os.PathLike):
         return False
     text = os.fsdecode(path)  # pyright: ignore[reportUnknownArgumentType]
-    if isinstance(dir_fd, int) and not os.path.isabs(text):
+    # Audit events pass dir_fd=-1 (or AT_FDCWD) when the call named no directory: the path is
+    # then relative to the cwd, not to a descriptor.
+    if isinstance(dir_fd, int) and dir_fd >= 0 and not os.path.isabs(text):
         try:
             base = os.readlink(f"/proc/self/fd/{dir_fd}")
         except OSError:

@@ -128,3 +128,32 @@ def test_changes_to_paths_outside_are_refused(
 ) -> None:
     monkeypatch.chdir(run_dir)
     assert decide(event, args, run_dir) is not None
+
+
+@pytest.mark.parametrize(
+    ("event", "args"),
+    [
+        ("os.mkdir", ("d", 0o777, -1)),
+        ("os.rmdir", ("d", -1)),
+        ("os.remove", ("f", -1)),
+        ("os.rename", ("f", "g", -1, -1)),
+        ("os.link", ("f", "g", -1, -1)),
+        ("os.symlink", ("f", "g", -1)),
+        ("os.chmod", ("f", 0o600, -1)),
+        ("os.utime", ("f", None, None, -1)),
+    ],
+)
+def test_relative_changes_inside_the_run_directory_without_a_dir_fd_are_allowed(
+    run_dir: str, event: str, args: tuple[object, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CPython's audit events pass dir_fd=-1 when the call named none: the cwd counts."""
+    monkeypatch.chdir(run_dir)
+    assert decide(event, args, run_dir) is None
+
+
+def test_relative_changes_without_a_dir_fd_are_still_judged_against_the_cwd(
+    run_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert decide("os.mkdir", ("d", 0o777, -1), run_dir) is not None
+    assert decide("os.remove", ("run/../x", -1), run_dir) is not None

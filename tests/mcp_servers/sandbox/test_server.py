@@ -241,6 +241,26 @@ print(json.dumps(outcome))
     assert not target.exists()
 
 
+async def test_code_makes_renames_and_removes_files_and_folders_in_its_run_directory(
+    sandbox: ClientFactory,
+) -> None:
+    code = """
+import os, pathlib
+os.mkdir("d")
+os.makedirs("d/e/f")
+pathlib.Path("d/e/f/x.txt").write_text("x")
+os.rename("d/e/f/x.txt", "d/y.txt")
+os.remove("d/y.txt")
+os.rmdir("d/e/f")
+os.replace("d/e", "moved")
+print(os.path.isdir("moved"), os.listdir("d"))
+"""
+    async with sandbox() as client:
+        result = await run(client, code)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "True []"
+
+
 async def test_no_secret_from_the_server_environment_reaches_the_code(
     sandbox: ClientFactory, workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
