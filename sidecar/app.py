@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from sidecar import settings as settings_mod
 from sidecar.coord.coordinator import Coordinator, Timings
@@ -27,11 +27,13 @@ from sidecar.host.host import ServerSpec, ServerStatus, ToolHost
 from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
 from sidecar.protocol import RunEventParams
+from sidecar.protocol.process import EXIT_REFUSED, REFUSED_PREFIX
 from sidecar.rpc.framing import FrameWriter, read_frames
 from sidecar.rpc.server import Route, RpcServer
 from sidecar.runtime.live import LiveInterrupts
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Store, open_database
+from sidecar.store.db import NewerSchemaError
 
 log = logging.getLogger("sidecar")
 
@@ -349,4 +351,19 @@ async def amain() -> None:
     log.info("sidecar %s starting; data dir %s", version(), data)
     install_task_dump()
     reader, writer = await _stdio(protocol_fd)
-    await serve(reader, writer, data)
+    try:
+        await serve(reader, writer, data)
+    except REFUSALS as exc:
+        refuse(str(exc))
+
+
+REFUSALS: tuple[type[Exception], ...] = (NewerSchemaError,)
+"""What makes the sidecar refuse to start rather than crash: the author must change something."""
+
+
+def refuse(reason: str) -> NoReturn:
+    """Say why on stderr in the line the desktop looks for, and exit with `EXIT_REFUSED`."""
+    log.error("refusing to start: %s", reason)
+    sys.stderr.write(f"{REFUSED_PREFIX}{reason}\n")
+    sys.stderr.flush()
+    raise SystemExit(EXIT_REFUSED)

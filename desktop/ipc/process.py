@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from desktop.ipc.health import RestartPolicy, TailBuffer
+from sidecar.protocol.process import EXIT_REFUSED, refusal_reason
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +31,8 @@ class SidecarProcess(QObject):
         restarted: emitted after `started` when the start was an automatic restart.
         died(exit_code, stderr_tail): the process ended without being asked to.
         gave_up: the restart budget is spent; `start()` tries again.
+        refused(reason): the sidecar would not start (see `sidecar.protocol.process`); it is
+            not restarted, since the same start would be refused again.
         stopped: the process ended after `stop()`.
         output_received(bytes): a chunk of stdout.
     """
@@ -38,6 +41,7 @@ class SidecarProcess(QObject):
     restarted = Signal()
     died = Signal(int, str)
     gave_up = Signal()
+    refused = Signal(str)
     stopped = Signal()
     output_received = Signal(bytes)
 
@@ -166,6 +170,12 @@ class SidecarProcess(QObject):
         if self._stopping:
             logger.info("sidecar stopped (exit code %d)", exit_code)
             self.stopped.emit()
+            return
+        reason = refusal_reason(self._tail.text()) if exit_code == EXIT_REFUSED else None
+        if reason is not None:
+            logger.error("sidecar refused to start: %s", reason)
+            self._gave_up = True
+            self.refused.emit(reason)
             return
         logger.warning("sidecar died (exit code %d)", exit_code)
         self.died.emit(exit_code, self._tail.text())

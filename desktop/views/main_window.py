@@ -179,6 +179,7 @@ class MainWindow(QMainWindow):
         process.died.connect(self.banner.show_died)
         process.restarted.connect(self.banner.show_restarted)
         process.gave_up.connect(self.banner.show_gave_up)
+        process.refused.connect(self.banner.show_refused)
         self.banner.restart_requested.connect(process.start)
 
     def open_interrupt(self, thread_id: str, interrupt_id: str) -> InterruptDialog | None:

@@ -76,6 +76,11 @@ class SidecarBannerWidget(QFrame):
         lines = stderr_tail.strip().splitlines()[-20:]
         self.setToolTip("<pre>" + escape("\n".join(lines)) + "</pre>" if lines else "")
 
+    def show_refused(self, reason: str) -> None:
+        """The sidecar would not start; restarting cannot help, so say what to change."""
+        self._show("refused", f"Atrium could not start its engine: {reason}", "#ffebe9")
+        self.restart_button.show()
+
     def show_restarted(self) -> None:
         self._show("restarted", "The sidecar was restarted; threads are reloaded.", "#ddf4ff")
 

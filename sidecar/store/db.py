@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from sidecar.store.plans import PLAN_SCHEMA
+from sidecar.store.queue import QUEUE_SCHEMA
 
 SCHEMA_VERSION = 2
 
@@ -110,40 +112,102 @@ class Database:
         self.conn.close()
 
 
+class NewerSchemaError(RuntimeError):
+    """The database was written by a newer Atrium; this one will not touch it."""
+
+    def __init__(self, path: Path, found: int) -> None:
+        super().__init__(
+            f"{path} was written by a newer Atrium (database schema {found}; this version "
+            f"reads up to {SCHEMA_VERSION}). Update Atrium, or set ATRIUM_DATA_DIR to another "
+            "folder. Nothing was changed."
+        )
+        self.path = path
+        self.found = found
+
+
 def open_database(path: Path, *, busy_timeout_ms: int = 10_000) -> Database:
-    """Open (creating if needed) the database at `path` with WAL and a busy timeout.
+    """Open (creating if needed) the database at `path` with WAL and a busy timeout, migrating
+    a database written by an older version in place.
 
     Raises:
+        NewerSchemaError: the file was written by a newer version (it is left untouched).
         sqlite3.DatabaseError: the file exists but is not a usable SQLite database.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.executescript(_SCHEMA)
-    _migrate(conn)
-    conn.executescript(PLAN_SCHEMA)
-    conn.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
-        (str(SCHEMA_VERSION),),
-    )
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        found = stored_version(conn)
+        if found is not None and found > SCHEMA_VERSION:
+            raise NewerSchemaError(path, found)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.executescript(_SCHEMA)
+        _migrate(conn, found)
+        conn.executescript(PLAN_SCHEMA)
+        conn.executescript(QUEUE_SCHEMA)
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+    except BaseException:
+        conn.close()
+        raise
     return Database(path=path, conn=conn)
 
 
-# Columns added after version 1, as (table, column, definition).
-_ADDED_COLUMNS = (
-    ("threads", "parent_id", "TEXT REFERENCES threads(id) ON DELETE CASCADE"),
-    ("threads", "autonomous", "INTEGER NOT NULL DEFAULT 0"),
-)
+def stored_version(conn: sqlite3.Connection) -> int | None:
+    """The schema version the file says it has; None for a new, empty file. A file with tables
+    but no version (written before versions were recorded) counts as version 1."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if not tables:
+        return None
+    if "meta" not in tables:
+        return 1
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        return 1
+    try:
+        return int(row[0])
+    except ValueError:
+        return 1
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Bring a database written by an older version up to date, in place, losing nothing."""
-    for table, column, definition in _ADDED_COLUMNS:
-        existing = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+def _v1_to_v2(conn: sqlite3.Connection) -> None:
+    """Sub-threads and autonomy: two columns on threads."""
+    for column, definition in (
+        ("parent_id", "TEXT REFERENCES threads(id) ON DELETE CASCADE"),
+        ("autonomous", "INTEGER NOT NULL DEFAULT 0"),
+    ):
+        existing = {row[1] for row in conn.execute("PRAGMA table_info(threads)")}
         if column not in existing:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+            conn.execute(f"ALTER TABLE threads ADD COLUMN {column} {definition}")
+
+
+# Step `v` brings a database from version v to v + 1. Tables that are new in a version need no
+# step (the schema creates what is missing); a step changes what already exists.
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
+
+
+def _migrate(conn: sqlite3.Connection, found: int | None) -> None:
+    """Bring a database written by an older version up to date, in place, losing nothing: each
+    step in its own transaction, with the version it reached recorded in the same one."""
+    version = SCHEMA_VERSION if found is None else found
+    while version < SCHEMA_VERSION:
+        step = _MIGRATIONS.get(version)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if step is not None:
+                step(conn)
+            version += 1
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                (str(version),),
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
     conn.execute("CREATE INDEX IF NOT EXISTS threads_by_parent ON threads(parent_id)")
