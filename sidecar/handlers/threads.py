@@ -1,4 +1,4 @@
-"""thread/create, list, get, rename, delete."""
+"""thread/create, list, get, rename, delete; thread/messages (pages) and thread/search."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.protocol import (
     Empty,
+    ErrorCode,
+    RpcError,
     ThreadCreateParams,
     ThreadGetParams,
     ThreadGetResult,
@@ -14,6 +16,14 @@ from sidecar.protocol import (
     ThreadListResult,
     ThreadRef,
     ThreadRenameParams,
+)
+from sidecar.protocol.history import (
+    HistoryMessage,
+    SearchHit,
+    ThreadMessagesParams,
+    ThreadMessagesResult,
+    ThreadSearchParams,
+    ThreadSearchResult,
 )
 from sidecar.runtime.wire import interrupt_info, message_info, thread_info
 
@@ -60,3 +70,66 @@ async def delete(svc: Services, params: ThreadRef) -> Empty:
         svc.store.delete_thread(params.thread_id)
     await svc.runs.forget(params.thread_id, sub_threads)
     return Empty()
+
+
+@registry.method("thread/messages")
+async def messages(svc: Services, params: ThreadMessagesParams) -> ThreadMessagesResult:
+    """A page of the thread's messages; one cursor at most.
+
+    Raises:
+        RpcError: THREAD_NOT_FOUND; INVALID_PARAMS for two cursors or a `before_id` that names
+            no message of the thread.
+    """
+    cursors = [c for c in (params.before_seq, params.after_seq, params.before_id) if c is not None]
+    if len(cursors) > 1:
+        raise RpcError(
+            ErrorCode.INVALID_PARAMS, "give at most one of before_seq, after_seq, before_id"
+        )
+    with typed_errors():
+        svc.store.get_thread(params.thread_id)
+    before_seq = params.before_seq
+    if params.before_id is not None:
+        before_seq = svc.store.message_seq(params.before_id, params.thread_id)
+        if before_seq is None:
+            raise RpcError(ErrorCode.INVALID_PARAMS, "no message with that id in the thread")
+    page = svc.store.messages_page(
+        params.thread_id, before_seq=before_seq, after_seq=params.after_seq, limit=params.limit
+    )
+    return ThreadMessagesResult(
+        thread_id=params.thread_id,
+        messages=tuple(
+            HistoryMessage(seq=seq, message=message_info(m)) for seq, m in page.messages
+        ),
+        has_older=page.has_older,
+        has_newer=page.has_newer,
+    )
+
+
+@registry.method("thread/search")
+async def search(svc: Services, params: ThreadSearchParams) -> ThreadSearchResult:
+    """Full-text search in one thread, newest hit first.
+
+    Raises:
+        RpcError: THREAD_NOT_FOUND.
+    """
+    with typed_errors():
+        svc.store.get_thread(params.thread_id)
+    found = svc.store.search_messages(
+        params.query,
+        thread_id=params.thread_id,
+        limit=params.limit + 1,
+        before_seq=params.before_seq,
+    )
+    hits = tuple(
+        SearchHit(
+            message_id=h.message_id,
+            seq=h.seq,
+            role=h.role,
+            snippet=h.snippet,
+            created_at=h.created_at,
+        )
+        for h in found[: params.limit]
+    )
+    return ThreadSearchResult(
+        thread_id=params.thread_id, hits=hits, has_more=len(found) > params.limit
+    )

@@ -9,6 +9,7 @@ from pydantic import Field
 from sidecar.protocol.coord import COORD_METHODS
 from sidecar.protocol.events import RunEventParams
 from sidecar.protocol.features import FEATURE_METHODS
+from sidecar.protocol.history import HISTORY_METHODS
 from sidecar.protocol.methods_base import MethodSpec
 from sidecar.protocol.models import (
     InterruptInfo,
@@ -123,6 +124,7 @@ METHODS: dict[str, MethodSpec] = {
     **SERVER_METHODS,
     **FEATURE_METHODS,
     **COORD_METHODS,
+    **HISTORY_METHODS,
 }
 
 NOTIFICATIONS: dict[str, type[WireModel]] = {

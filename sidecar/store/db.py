@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sidecar.store.history import create_message_index
 from sidecar.store.plans import PLAN_SCHEMA
 from sidecar.store.queue import QUEUE_SCHEMA
 
@@ -148,6 +149,7 @@ def open_database(path: Path, *, busy_timeout_ms: int = 10_000) -> Database:
         _migrate(conn, found)
         conn.executescript(PLAN_SCHEMA)
         conn.executescript(QUEUE_SCHEMA)
+        create_message_index(conn)
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),

@@ -57,6 +57,7 @@ from tests.sidecar.protocol.feature_samples import (
     FORM,
     SAMPLING,
 )
+from tests.sidecar.protocol.history_samples import HISTORY_SAMPLES
 from tests.sidecar.protocol.server_samples import SERVER_NOTIFICATION_SAMPLES, SERVER_SAMPLES
 
 THREAD = ThreadInfo(
@@ -150,6 +151,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
     **SERVER_SAMPLES,
     **FEATURE_SAMPLES,
     **COORD_SAMPLES,
+    **HISTORY_SAMPLES,
 }
 
 # One instance of every member of the run event union.
