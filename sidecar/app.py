@@ -24,6 +24,7 @@ from sidecar.host.config import ConfigFile
 from sidecar.host.features import HostFeatures
 from sidecar.host.features_sampling import LMSampler
 from sidecar.host.host import ServerSpec, ServerStatus, ToolHost
+from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE
 from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
 from sidecar.protocol import RunEventParams
@@ -262,6 +263,9 @@ class SidecarApp:
         for name in ("sidecar.graph.builder", "sidecar.runtime.checkpoints"):
             await asyncio.to_thread(importlib.import_module, name)
         await self.runs.compiled()
+        # The first keyring read can block (a D-Bus backend, a locked keychain): take it off the
+        # event loop here, so a turn reads the key from memory.
+        await KEYCHAIN.aget(MODEL_SERVICE, MODEL_KEY_USER)
         model = self.planner()
         if model is not None:
             await model.warm_up()

@@ -6,7 +6,6 @@ never does: it goes to the OS keyring (service `atrium`), or comes from the envi
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -18,14 +17,9 @@ from typing import Any, cast
 
 import platformdirs
 
+from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE
+
 log = logging.getLogger(__name__)
-
-KEYRING_SERVICE = "atrium"
-KEYRING_USER = "model_api_key"
-
-
-class KeyringUnavailableError(RuntimeError):
-    """No usable OS keyring backend: the key cannot be stored safely."""
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -98,31 +92,14 @@ def resolve_workspace(settings: Settings, env: Mapping[str, str], data: Path) ->
 
 
 def keyring_get() -> str | None:
-    """The stored API key, or None (also when no keyring backend works)."""
-    import keyring
-    import keyring.errors
-
-    try:
-        return keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
-    except keyring.errors.KeyringError as exc:
-        log.warning("keyring unavailable: %s", exc)
-        return None
+    """The stored model API key, or None (also when no keyring backend works)."""
+    return KEYCHAIN.get(MODEL_SERVICE, MODEL_KEY_USER)
 
 
 def keyring_set(value: str | None) -> None:
-    """Store (or, with None, remove) the API key.
+    """Store (or, with None, remove) the model API key.
 
     Raises:
         KeyringUnavailableError: no usable keyring backend.
     """
-    import keyring
-    import keyring.errors
-
-    try:
-        if value:
-            keyring.set_password(KEYRING_SERVICE, KEYRING_USER, value)
-        else:
-            with contextlib.suppress(keyring.errors.PasswordDeleteError):
-                keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
-    except keyring.errors.KeyringError as exc:
-        raise KeyringUnavailableError(str(exc)) from exc
+    KEYCHAIN.set(MODEL_SERVICE, MODEL_KEY_USER, value)

@@ -12,6 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # LiteLLM would otherwise fetch its model map from the network at import.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from sidecar.keychain import KEYCHAIN
 from tests.fakes.fixtures import (  # after the environment is set
     agent_clis,
     scripted_anthropic,
@@ -21,6 +22,12 @@ from tests.fakes.fixtures import (  # after the environment is set
 from tests.peers import SKIP_PREFIX
 
 __all__ = ["agent_clis", "scripted_anthropic", "scripted_chat", "scripted_responses"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_keychain() -> None:
+    """Each test reads the keyring backend it installs, not a value cached by an earlier test."""
+    KEYCHAIN.invalidate()
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from contextlib import contextmanager
 
+from sidecar.keychain import KeyringUnavailableError
 from sidecar.protocol import ErrorCode, RpcError
 from sidecar.runtime.errors import (
     InvalidResumeValueError,
@@ -12,7 +13,6 @@ from sidecar.runtime.errors import (
     NothingToResumeError,
     ThreadBusyError,
 )
-from sidecar.settings import KeyringUnavailableError
 from sidecar.store import ThreadNotFoundError
 
 _CODES: list[tuple[type[Exception], ErrorCode]] = [

@@ -14,6 +14,7 @@ from sidecar.host.host import ServerExistsError, ServerNotFoundError, ToolHost
 from sidecar.host.launch import LaunchPreview
 from sidecar.host.secrets import set_keyring_secret
 from sidecar.host.spec import ServerStatus
+from sidecar.keychain import KeyringUnavailableError
 from sidecar.protocol import ErrorCode, RpcError
 from sidecar.protocol.servers import (
     ConfigIssueInfo,
@@ -38,7 +39,6 @@ from sidecar.protocol.servers import (
     ServerStatusParams,
     ServerTestResult,
 )
-from sidecar.settings import KeyringUnavailableError
 
 
 def server_info(status: ServerStatus) -> ServerInfo:

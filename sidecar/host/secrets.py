@@ -8,18 +8,17 @@ the protocol log are redacted before anyone can read them.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from sidecar.host.config import ConfigInvalidError, ConfigIssue, ServerConfig
-from sidecar.settings import KeyringUnavailableError
+from sidecar.keychain import KEYCHAIN, SECRETS_SERVICE
 
 log = logging.getLogger(__name__)
 
-KEYRING_SERVICE = "atrium-mcp"
+KEYRING_SERVICE = SECRETS_SERVICE
 SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 _PLACEHOLDER = re.compile(r"\$\{(env|secret):([^}]*)\}")
 _MASK = "[redacted]"
@@ -29,14 +28,7 @@ SecretLookup = Callable[[str], "str | None"]
 
 def keyring_secret(name: str) -> str | None:
     """The secret from the OS keyring, or None (also when no keyring backend works)."""
-    import keyring
-    import keyring.errors
-
-    try:
-        return keyring.get_password(KEYRING_SERVICE, name)
-    except keyring.errors.KeyringError as exc:
-        log.warning("keyring unavailable reading secret %s: %s", name, exc)
-        return None
+    return KEYCHAIN.get(KEYRING_SERVICE, name)
 
 
 def set_keyring_secret(name: str, value: str | None) -> None:
@@ -46,19 +38,9 @@ def set_keyring_secret(name: str, value: str | None) -> None:
         ValueError: the name is not a valid secret name.
         KeyringUnavailableError: no usable keyring backend.
     """
-    import keyring
-    import keyring.errors
-
     if not SECRET_NAME.match(name):
         raise ValueError(f"{name!r} is not a valid secret name")
-    try:
-        if value:
-            keyring.set_password(KEYRING_SERVICE, name, value)
-        else:
-            with contextlib.suppress(keyring.errors.PasswordDeleteError):
-                keyring.delete_password(KEYRING_SERVICE, name)
-    except keyring.errors.KeyringError as exc:
-        raise KeyringUnavailableError(str(exc)) from exc
+    KEYCHAIN.set(KEYRING_SERVICE, name, value)
 
 
 @dataclass(frozen=True, slots=True)

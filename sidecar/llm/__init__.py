@@ -10,13 +10,12 @@ import os
 # multi-second retries offline. The bundled map is what the planner's capability checks read.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from sidecar.llm.config import describe_how_to_configure, keyring_secret, resolve_lm_config
+from sidecar.llm.config import describe_how_to_configure, resolve_lm_config
 from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 
 __all__ = [
     "DspyPlanner",
     "aclose_model_clients",
     "describe_how_to_configure",
-    "keyring_secret",
     "resolve_lm_config",
 ]

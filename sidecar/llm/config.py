@@ -75,8 +75,8 @@ def resolve_lm_config(
     """Resolve the planner's model configuration; None when no model is configured.
 
     `keyring_lookup(username)` returns the secret stored under service `atrium` for that username
-    (use `keyring_secret` in the app; tests inject a fake). It is consulted only when no key is
-    found in the environment.
+    (the app reads it through `sidecar.keychain`; tests inject a fake). It is consulted only
+    when no key is found in the environment.
     """
     model = _first(settings_model, env.get(MODEL_ENV))
     if model is None:
@@ -103,22 +103,6 @@ def provider_key_vars(model: str) -> tuple[str, ...]:
     """The environment variables that usually hold the key for `model`'s provider (maybe none)."""
     provider = provider_of(model)
     return _PROVIDER_KEY_VARS.get(provider, ()) if provider else ()
-
-
-def keyring_secret(username: str) -> str | None:
-    """Read `username`'s secret from the OS keyring under service `atrium`; None if unavailable.
-
-    A missing or locked keyring backend is not an error here: the app still runs and tells the
-    author how to configure a model.
-    """
-    import keyring
-    from keyring.errors import KeyringError
-
-    try:
-        return keyring.get_password(KEYRING_SERVICE, username)
-    except (KeyringError, RuntimeError, OSError) as exc:
-        logger.info("OS keyring unavailable (%s); no stored model key", type(exc).__name__)
-        return None
 
 
 def describe_how_to_configure() -> str:

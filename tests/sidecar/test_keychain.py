@@ -1,0 +1,93 @@
+"""The keychain reads each secret from the OS keyring once and keeps writes in step."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import keyring
+import keyring.errors
+import pytest
+from keyring.backend import KeyringBackend
+
+from sidecar.keychain import Keychain, KeyringUnavailableError
+from tests.sidecar.host.memory_keyring import MemoryKeyring
+
+
+class BrokenKeyring(KeyringBackend):
+    priority = 1  # pyright: ignore[reportAssignmentType]
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise keyring.errors.KeyringLocked("locked")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise keyring.errors.PasswordSetError("no backend")
+
+    def delete_password(self, service: str, username: str) -> None:
+        raise keyring.errors.PasswordDeleteError("no backend")
+
+
+@pytest.fixture
+def backend() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    memory = MemoryKeyring()
+    keyring.set_keyring(memory)
+    yield memory
+    keyring.set_keyring(previous)
+
+
+def test_a_secret_is_read_from_the_backend_once(backend: MemoryKeyring) -> None:
+    backend.store[("atrium", "model_api_key")] = "sk-1"
+    chain = Keychain()
+
+    assert [chain.get("atrium", "model_api_key") for _ in range(50)] == ["sk-1"] * 50
+    assert chain.backend_reads == 1
+
+
+def test_a_write_is_seen_at_once_without_another_read(backend: MemoryKeyring) -> None:
+    chain = Keychain()
+    assert chain.get("atrium-mcp", "GH") is None
+
+    chain.set("atrium-mcp", "GH", "tok-2")
+
+    assert chain.get("atrium-mcp", "GH") == "tok-2"
+    assert backend.store[("atrium-mcp", "GH")] == "tok-2"
+    assert chain.backend_reads == 1
+    chain.set("atrium-mcp", "GH", None)
+    assert chain.get("atrium-mcp", "GH") is None
+    assert ("atrium-mcp", "GH") not in backend.store
+
+
+def test_invalidate_reads_a_change_made_outside_atrium(backend: MemoryKeyring) -> None:
+    chain = Keychain()
+    assert chain.get("atrium", "model_api_key") is None
+    backend.store[("atrium", "model_api_key")] = "sk-outside"
+    assert chain.get("atrium", "model_api_key") is None
+
+    chain.invalidate()
+
+    assert chain.get("atrium", "model_api_key") == "sk-outside"
+    assert list(chain.known_values()) == ["sk-outside"]
+
+
+def test_a_broken_backend_reads_as_absent_and_is_asked_again_but_refuses_writes() -> None:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(BrokenKeyring())
+    try:
+        chain = Keychain()
+        assert chain.get("atrium", "model_api_key") is None
+        assert chain.get("atrium", "model_api_key") is None
+        assert chain.backend_reads == 2
+        with pytest.raises(KeyringUnavailableError):
+            chain.set("atrium", "model_api_key", "sk-x")
+    finally:
+        keyring.set_keyring(previous)
+
+
+@pytest.mark.anyio
+async def test_an_async_read_runs_off_the_event_loop_and_caches(backend: MemoryKeyring) -> None:
+    backend.store[("atrium", "model_api_key")] = "sk-3"
+    chain = Keychain()
+
+    assert await chain.aget("atrium", "model_api_key") == "sk-3"
+    assert await chain.aget("atrium", "model_api_key") == "sk-3"
+    assert chain.backend_reads == 1
