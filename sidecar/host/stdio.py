@@ -12,6 +12,10 @@ only the SDK's default environment variables plus `params.env`; shutdown closes 
 then SIGTERMs and SIGKILLs the group. On top: the process id, a tail of its stderr (and an
 optional per-line callback), and death detection: when the process exits, the read stream
 closes at once (after a short drain) so in-flight requests fail instead of hanging.
+
+The fork builds on the SDK's private `mcp.client._transport.TransportStreams`.
+tests/sidecar/host/test_stdio_upstream.py fails when the SDK's reader stops being quadratic (then
+drop this module) or when that private type moves (then follow it).
 """
 
 from __future__ import annotations

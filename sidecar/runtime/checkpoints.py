@@ -6,6 +6,11 @@ lock in turn, and a synchronous store write waiting on the event-loop thread for
 saver's commit (scheduled on that same loop) deadlocks until the busy timeout fires. Checkpoint
 reads and writes here are small, so running them inline on the loop thread is cheaper than
 hopping to a worker thread.
+
+Why a subclass: LangGraph's `SqliteSaver` raises NotImplementedError from its async methods (the
+graph runs async), and `AsyncSqliteSaver` needs its own aiosqlite connection.
+tests/sidecar/runtime/test_checkpoints.py fails when `SqliteSaver` gains an async API; then
+this subclass can go.
 """
 
 # pyright: reportMissingTypeStubs=false, reportUnknownMemberType=false
