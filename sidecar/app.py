@@ -215,7 +215,7 @@ class SidecarApp:
             name: Route(bound.params, bound.handler)
             for name, bound in load_all().bind(self.services).items()
         }
-        self.server = RpcServer(routes, writer)
+        self.server = RpcServer(routes, writer, gated=True)
         self.host.add_listener(self._notify_server_status)
         self._warm: asyncio.Task[None] | None = None
 

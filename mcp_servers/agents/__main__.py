@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mcp_servers.agents.server import build_server
+from mcp_servers.lifeline import die_with_parent
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -31,6 +32,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: serve over stdio until the client disconnects."""
+    die_with_parent()
     args = parse_args(argv)
     build_server(trace_dir=args.trace_dir, heartbeat_interval_s=args.heartbeat).run("stdio")
     return 0

@@ -14,6 +14,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from mcp_servers.lifeline import die_with_parent
+
 from .server import build_server
 
 
@@ -34,6 +36,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: serve the sandbox over stdio until the client disconnects."""
+    die_with_parent()
     args = parse_args(argv)
     build_server(args.workdir, timeout_s=args.timeout, memory_mb=args.memory_mb).run("stdio")
     return 0

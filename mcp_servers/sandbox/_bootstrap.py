@@ -57,6 +57,7 @@ _FS_TRUNCATE = 1 << 14
 _FS_IOCTL_DEV = 1 << 15
 _FS_FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE | _FS_IOCTL_DEV
 _NET_TCP_BIND_CONNECT = (1 << 0) | (1 << 1)
+_PR_SET_PDEATHSIG = 1
 _SCOPE_ABSTRACT_UNIX_AND_SIGNAL = (1 << 0) | (1 << 1)
 
 SYSTEM_READ_ROOTS = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime")
@@ -95,6 +96,15 @@ def apply_rlimits(memory_bytes: int, cpu_s: int, file_bytes: int) -> None:
             resource.setrlimit(kind, (wanted_soft, wanted_hard))
         else:
             resource.setrlimit(kind, (min(wanted_soft, ceiling), min(wanted_hard, ceiling)))
+
+
+def die_with_server(server_pid: object) -> None:
+    """SIGKILL this process when the server that started it dies (Linux), so a program that
+    sleeps or spins never outlives a killed server; exit now if it is already gone."""
+    if sys.platform.startswith("linux"):
+        _libc().prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    if isinstance(server_pid, int) and os.getppid() != server_pid:
+        os._exit(137)
 
 
 def isolate_network() -> bool:
@@ -190,6 +200,7 @@ def main(argv: Sequence[str]) -> None:
     filesystem: list[str] = []
     if isolate_network():
         network.append("netns")
+    die_with_server(config.get("parent_pid"))
     roots = [sys.base_prefix, sys.prefix, *config.get("read_roots", ()), *SYSTEM_READ_ROOTS]
     abi = restrict_filesystem(run_dir, roots)
     if abi:

@@ -189,7 +189,7 @@ async def _spawn(
     python: str, run_dir: Path, config: Mapping[str, object], *, status_fd: int, piped_stdin: bool
 ) -> Process:
     """Start the bootstrap in its own session (so its process group can be killed)."""
-    argument = json.dumps({**config, "status_fd": status_fd})
+    argument = json.dumps({**config, "status_fd": status_fd, "parent_pid": os.getpid()})
     return await anyio.open_process(
         [python, *CHILD_FLAGS, str(BOOTSTRAP), argument],
         stdin=subprocess.PIPE if piped_stdin else subprocess.DEVNULL,

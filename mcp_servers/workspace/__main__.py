@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from mcp_servers.lifeline import die_with_parent
+
 from .server import build_server
 
 
@@ -36,6 +38,7 @@ def parse_root(argv: Sequence[str] | None = None) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: serve the workspace over stdio until the client disconnects."""
+    die_with_parent()
     root = parse_root(argv)
     try:
         server = build_server(root)

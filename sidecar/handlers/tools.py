@@ -6,11 +6,16 @@ from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.protocol import Empty, ToolInfo, ToolListResult
 
+# How long a listing waits for servers still starting (external ones too); one slower than this
+# is listed without its tools, as its status says.
+STARTING_WAIT_S = 5.0
+
 
 @registry.method("tool/list")
 async def list_tools(svc: Services, params: Empty) -> ToolListResult:
     del params
     await svc.host.wait_ready()
+    await svc.host.wait_starting(STARTING_WAIT_S)
     tools = sorted(svc.host.tools(), key=lambda t: t.name)
     return ToolListResult(
         tools=tuple(

@@ -172,6 +172,17 @@ class ToolHost:
                 with suppress(TimeoutError):
                     await asyncio.wait_for(conn.attempt_done.wait(), self._policy.start_timeout_s)
 
+    async def wait_starting(self, bound_s: float) -> None:
+        """Wait (at most `bound_s`) until every server that is starting has finished its
+        attempt, connected or not: a listing made right after start-up then shows their tools."""
+        self.start()
+        starting = [
+            c.attempt_done.wait() for c in self._connections.values() if c.state == "starting"
+        ]
+        if starting:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*starting), bound_s)
+
     async def replace(self, spec: ServerSpec) -> None:
         """Reconnect one server with a new spec (e.g. the workspace after its root changed);
         the others are untouched. Its stderr tail and protocol log carry over."""

@@ -54,10 +54,20 @@ class _InFlight:
         return self.task.result()
 
 
+INITIALIZE = "initialize"
+OPEN_BEFORE_INITIALIZE = frozenset({INITIALIZE, "ping", "shutdown"})
+
+
 class RpcServer:
-    def __init__(self, routes: Mapping[str, Route], writer: FrameWriter) -> None:
+    """With `gated`, requests other than OPEN_BEFORE_INITIALIZE get NOT_INITIALIZED until an
+    `initialize` request has succeeded (a client holds them until that reply)."""
+
+    def __init__(
+        self, routes: Mapping[str, Route], writer: FrameWriter, *, gated: bool = False
+    ) -> None:
         self._routes = routes
         self._writer = writer
+        self._initialized = not gated
         self._inflight: dict[object, asyncio.Task[Reply]] = {}
         self._batches: set[asyncio.Future[None]] = set()
         self.closing = asyncio.Event()
@@ -164,6 +174,8 @@ class RpcServer:
         route = self._routes.get(method)
         if route is None:
             return _error(request_id, ErrorCode.METHOD_NOT_FOUND, f"unknown method {method!r}")
+        if not self._initialized and method not in OPEN_BEFORE_INITIALIZE:
+            return _error(request_id, ErrorCode.NOT_INITIALIZED, f"{method} before initialize")
         if params is None:
             params = {}
         if not isinstance(params, dict):
@@ -182,4 +194,6 @@ class RpcServer:
         except Exception:  # the dispatcher boundary: log it, answer with a typed error
             log.exception("handler for %s failed", method)
             return _error(request_id, ErrorCode.INTERNAL_ERROR, f"internal error in {method}")
+        if method == INITIALIZE:
+            self._initialized = True
         return {"jsonrpc": "2.0", "id": request_id, "result": result}

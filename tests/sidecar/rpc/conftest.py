@@ -36,9 +36,9 @@ async def make_peer(
     services = build_services(tmp_path)
     peers: list[Peer] = []
 
-    def build(*, max_bytes: int = MAX_FRAME_BYTES) -> Peer:
+    def build(*, max_bytes: int = MAX_FRAME_BYTES, gated: bool = False) -> Peer:
         routes = scripted.routes() | registry_routes(services, ("ping", "initialize"))
-        peer = Peer(routes, capture, max_bytes=max_bytes)
+        peer = Peer(routes, capture, max_bytes=max_bytes, gated=gated)
         peers.append(peer)
         return peer
 

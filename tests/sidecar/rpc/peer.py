@@ -131,10 +131,11 @@ class Peer:
         capture: Capture,
         *,
         max_bytes: int = MAX_FRAME_BYTES,
+        gated: bool = False,
     ) -> None:
         self.reader = asyncio.StreamReader()
         self.capture = capture
-        self.server = RpcServer(routes, capture.writer)
+        self.server = RpcServer(routes, capture.writer, gated=gated)
         self.serving = asyncio.ensure_future(
             self.server.serve(read_frames(self.reader, max_bytes=max_bytes))
         )

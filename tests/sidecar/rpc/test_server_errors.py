@@ -85,7 +85,9 @@ async def test_a_malformed_envelope_is_an_invalid_request_echoing_its_id(
 
 
 @pytest.mark.parametrize(
-    "bad_id", [True, False, 1.5, 1.0, {"n": 1}, [1]], ids=lambda v: type(v).__name__ + repr(v)
+    "bad_id",
+    [True, False, 1.5, 1.0, 2.0, None, {"n": 1}, [1]],
+    ids=lambda v: type(v).__name__ + repr(v),
 )
 async def test_an_id_of_the_wrong_type_is_an_invalid_request_with_a_null_id(
     peer: Peer, bad_id: object
@@ -253,3 +255,26 @@ async def test_a_stream_of_malformed_frames_never_stops_the_server(
         ]
     )
     await peer.assert_alive()
+
+
+async def test_requests_before_initialize_get_not_initialized_and_after_it_run(
+    make_peer: PeerFactory,
+) -> None:
+    peer = make_peer(gated=True)
+    early = await peer.call("test/echo", {"text": "x"})
+    _assert_error(early, ErrorCode.NOT_INITIALIZED, early["id"])
+    assert (await peer.call("ping"))["result"] == {}
+    refused = await peer.call("initialize", {"client_name": "t", "protocol_version": "2.0"})
+    _assert_error(refused, ErrorCode.INVALID_PARAMS, refused["id"])
+    still = await peer.call("test/echo", {"text": "x"})
+    _assert_error(still, ErrorCode.NOT_INITIALIZED, still["id"])
+    await peer.call("initialize", {"client_name": "t"})
+    assert (await peer.call("test/echo", {"text": "x"}))["result"] == {"text": "x"}
+
+
+async def test_an_unknown_method_before_initialize_is_still_method_not_found(
+    make_peer: PeerFactory,
+) -> None:
+    peer = make_peer(gated=True)
+    reply = await peer.call("no/such")
+    _assert_error(reply, ErrorCode.METHOD_NOT_FOUND, reply["id"])

@@ -1,0 +1,106 @@
+"""The real sidecar at its edges: nothing before `initialize`, a listing that waits for starting
+servers, and built-in servers (and the programs they run) that die with a killed sidecar."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sidecar.protocol import ErrorCode
+from tests.e2e.harness import RpcFailure, Sidecar
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_requests_before_initialize_get_not_initialized(
+    sidecar_data: Path, workspace: Path
+) -> None:
+    process = await Sidecar.start(sidecar_data, workspace, initialize=False)
+    try:
+        with pytest.raises(RpcFailure) as early:
+            await process.call("thread/list")
+        assert early.value.code == ErrorCode.NOT_INITIALIZED
+        assert await process.call("ping") == {}
+        await process.call("initialize", {"client_name": "tests"})
+        assert (await process.call("thread/list"))["threads"] == []
+    finally:
+        await process.kill()
+
+
+async def test_tool_list_right_after_initialize_has_the_external_servers_tools(
+    sidecar_data: Path, workspace: Path
+) -> None:
+    config = {"mcpServers": {"time": {"command": "mcp-server-time"}}}
+    (sidecar_data / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
+    process = await Sidecar.start(sidecar_data, workspace)
+    try:
+        listed = await process.call("tool/list")
+        servers = {t["server"] for t in listed["tools"]}
+        assert {"workspace", "sandbox", "time"} <= servers
+    finally:
+        await process.kill()
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process under `pid` (Linux /proc)."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            try:
+                children = {int(c) for c in task.read_text().split()}
+            except OSError:
+                continue
+            todo += sorted(children - found)
+            found |= children
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+async def test_built_in_servers_and_a_sleeping_sandbox_program_die_with_a_killed_sidecar(
+    sidecar_data: Path, workspace: Path
+) -> None:
+    process = await Sidecar.start(sidecar_data, workspace)
+    thread = await process.call("thread/create", {})
+    code = json.dumps({"code": "import time\nprint('up', flush=True)\ntime.sleep(120)"})
+    run = await process.call(
+        "run/start", {"thread_id": thread["id"], "text": f"/call sandbox__run_python {code}"}
+    )
+    events = await process.run_to_end(run["run_id"], within=90)
+    interrupt = next(e.event.interrupt for e in events if e.event.type == "interrupt")  # type: ignore[union-attr]
+    value = {"decision": "allow_once"}
+    await process.call(
+        "run/resume", {"thread_id": thread["id"], "interrupt_id": interrupt.id, "value": value}
+    )
+
+    def bootstrap_running() -> bool:
+        return any(
+            "_bootstrap.py" in Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")
+            for p in _descendants(process.proc.pid)
+            if _alive(p)
+        )
+
+    async with asyncio.timeout(60):
+        while not bootstrap_running():  # noqa: ASYNC110 - nothing signals a process start
+            await asyncio.sleep(0.05)
+    family = _descendants(process.proc.pid)
+    assert len(family) >= 3  # the sandbox server, the agents server, the program
+    await process.kill()
+    async with asyncio.timeout(20):
+        while alive := {p for p in family if _alive(p)}:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+    assert alive == set()
+    assert os.getpid() not in family
