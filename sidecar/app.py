@@ -29,9 +29,13 @@ from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
 from sidecar.protocol import RunEventParams
 from sidecar.protocol.process import EXIT_REFUSED, REFUSED_PREFIX
+from sidecar.protocol.queue import QueuedMessageInfo, QueueUpdateParams
 from sidecar.rpc.framing import FrameWriter, read_frames
 from sidecar.rpc.server import Route, RpcServer
+from sidecar.runtime.automation_settings import AutomationSettings
+from sidecar.runtime.lanes import Lanes
 from sidecar.runtime.live import LiveInterrupts
+from sidecar.runtime.queueing import QueueDesk
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Store, open_database
 from sidecar.store.db import NewerSchemaError
@@ -189,14 +193,19 @@ class SidecarApp:
         live = LiveInterrupts(self.store, self.features.calls)
         self.profiles = ProfilesFile(data / "profiles.json")
         self.coordinator = Coordinator(coordinator_timings(os.environ))
+        self.automation = AutomationSettings(data / "automation.json")
         self.runs = RunManager(
             self.store,
             self._notify_run_event,
             self._graph_factory,
             live=live,
             profiles=self.profiles.profiles,
+            lanes=Lanes(self.automation.lane_caps),
         )
         self.runs.recover_after_crash()
+        self.queue = QueueDesk(
+            self.store, self.runs, self._notify_queue, self.automation.default_mode
+        )
         self.services = Services(
             store=self.store,
             runs=self.runs,
@@ -210,6 +219,7 @@ class SidecarApp:
             features=self.features,
             profiles=self.profiles,
             coordinator=self.coordinator,
+            queue=self.queue,
         )
         routes = {
             name: Route(bound.params, bound.handler)
@@ -218,9 +228,13 @@ class SidecarApp:
         self.server = RpcServer(routes, writer, gated=True)
         self.host.add_listener(self._notify_server_status)
         self._warm: asyncio.Task[None] | None = None
+        self._started: asyncio.Task[None] | None = None
 
     def _notify_server_status(self, status: ServerStatus) -> None:
         self.server.notify("server/status", status_notification(self.host, status))
+
+    def _notify_queue(self, message: QueuedMessageInfo) -> None:
+        self.server.notify("queue/update", QueueUpdateParams(message=message))
 
     def _notify_run_event(self, params: RunEventParams) -> None:
         self.server.notify("run/event", params)
@@ -241,6 +255,7 @@ class SidecarApp:
             workspace=self._workspace,
             data_dir=self.data,
             planner_for=self.planner.for_model,
+            steering=self.queue.take_steering,
         )
         builder: Any = build_graph(deps)
         graph: Any = builder.compile(checkpointer=saver)
@@ -256,6 +271,11 @@ class SidecarApp:
         if self._warm is None:
             self.host.start()
             self._warm = asyncio.ensure_future(self._load())
+            self._started = asyncio.ensure_future(self._start_automation())
+
+    async def _start_automation(self) -> None:
+        """Messages a crash left queued get their turns."""
+        await self.queue.drain_all()
 
     async def _load(self) -> None:
         # LangGraph and friends take a second or more to import: do it off the event loop so
@@ -293,6 +313,9 @@ class SidecarApp:
 
     async def close(self) -> None:
         log.info("stopping runs")
+        if self._started is not None:
+            self._started.cancel()
+        await self.queue.aclose()
         await self.runs.shutdown()
         log.info("stopping MCP servers")
         await self.host.aclose()

@@ -47,3 +47,6 @@ class GraphDeps:
     workspace: Callable[[], Path] = Path.cwd
     data_dir: Path = field(default_factory=Path.cwd)
     planner_for: Callable[[str], Planner | None] | None = None
+    # The author's messages queued in steer mode for this thread's running turn, delivered
+    # (written to the conversation) as they are taken; the planner reads them before each step.
+    steering: Callable[[str], list[str]] | None = None

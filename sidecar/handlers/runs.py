@@ -1,8 +1,12 @@
-"""run/start, resume, retry, cancel: reply at once with a run id; events follow."""
+"""run/start, resume, retry, cancel: reply at once with a run id; events follow.
+
+`run/start` on a busy thread queues the message (see `sidecar.runtime.queueing`) and replies
+with the busy run's id and the queued message's id."""
 
 from __future__ import annotations
 
 from sidecar.handlers.errors import typed_errors
+from sidecar.handlers.queue import queue_errors
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.protocol import Empty, RunRef, RunResumeParams, RunStartParams, ThreadRef
@@ -10,8 +14,11 @@ from sidecar.protocol import Empty, RunRef, RunResumeParams, RunStartParams, Thr
 
 @registry.method("run/start")
 async def start(svc: Services, params: RunStartParams) -> RunRef:
-    with typed_errors():
-        return RunRef(run_id=await svc.runs.start(params.thread_id, params.text))
+    with typed_errors(), queue_errors():
+        if svc.queue is None:
+            return RunRef(run_id=await svc.runs.start(params.thread_id, params.text))
+        run_id, queued_id = await svc.queue.submit(params.thread_id, params.text, params.mode)
+    return RunRef(run_id=run_id, queued_id=queued_id)
 
 
 @registry.method("run/resume")

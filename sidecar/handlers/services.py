@@ -11,6 +11,7 @@ from sidecar.coord.coordinator import Coordinator
 from sidecar.coord.profiles import ProfilesFile
 from sidecar.host.features import HostFeatures
 from sidecar.host.host import ToolHost
+from sidecar.runtime.queueing import QueueDesk
 from sidecar.runtime.runs import RunManager
 from sidecar.settings import SettingsFile
 from sidecar.store import Store
@@ -31,3 +32,4 @@ class Services:
     features: HostFeatures | None = None
     profiles: ProfilesFile | None = None
     coordinator: Coordinator = field(default_factory=Coordinator)
+    queue: QueueDesk | None = None

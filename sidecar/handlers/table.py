@@ -15,6 +15,7 @@ def load_all() -> Registry:
         coord,
         features,
         lifecycle,
+        queue,
         runs,
         servers,
         settings,
@@ -22,5 +23,5 @@ def load_all() -> Registry:
         tools,
     )
 
-    del coord, features, lifecycle, runs, servers, settings, threads, tools
+    del coord, features, lifecycle, queue, runs, servers, settings, threads, tools
     return registry

@@ -20,6 +20,7 @@ from sidecar.protocol.models import (
     ToolInfo,
     WireModel,
 )
+from sidecar.protocol.queue import QUEUE_METHODS, QUEUE_NOTIFICATIONS, QueueMode
 from sidecar.protocol.servers import SERVER_METHODS, SERVER_NOTIFICATIONS
 
 PROTOCOL_VERSION = "1.0"
@@ -75,10 +76,16 @@ class ThreadRenameParams(WireModel):
 class RunStartParams(WireModel):
     thread_id: str
     text: str = Field(min_length=1, max_length=200_000)
+    mode: QueueMode | None = Field(
+        default=None, description="If the thread is busy: how to queue it (None: its default)."
+    )
 
 
 class RunRef(WireModel):
     run_id: str
+    queued_id: str | None = Field(
+        default=None, description="Set when the message was queued behind the running turn."
+    )
 
 
 class RunResumeParams(WireModel):
@@ -124,10 +131,12 @@ METHODS: dict[str, MethodSpec] = {
     **SERVER_METHODS,
     **FEATURE_METHODS,
     **COORD_METHODS,
+    **QUEUE_METHODS,
     **HISTORY_METHODS,
 }
 
 NOTIFICATIONS: dict[str, type[WireModel]] = {
     "run/event": RunEventParams,
     **SERVER_NOTIFICATIONS,
+    **QUEUE_NOTIFICATIONS,
 }

@@ -16,7 +16,7 @@ from sidecar.coord.dag import PlanError
 from sidecar.coord.profiles import DEFAULT_PROFILES, Profile
 from sidecar.graph.commands import is_command
 from sidecar.graph.subagents.plans import validate_edit
-from sidecar.protocol import ApprovalValue, PlanApprovalValue, QuestionValue
+from sidecar.protocol import ApprovalValue, PlanApprovalValue, QuestionValue, RunCancelled
 from sidecar.runtime.drive import drive
 from sidecar.runtime.emitter import EventSink, RunEmitter
 from sidecar.runtime.errors import (
@@ -25,6 +25,7 @@ from sidecar.runtime.errors import (
     NothingToResumeError,
     ThreadBusyError,
 )
+from sidecar.runtime.lanes import Lanes
 from sidecar.runtime.live import LiveInterrupts, drop_after_crash
 from sidecar.store import Store
 
@@ -37,6 +38,7 @@ _RESUME_MODELS: dict[str, type[BaseModel]] = {
 }
 ABANDONED = "Not run: the author started a new message before this call finished."
 CRASHED = "The sidecar stopped during this run."
+RunEndListener = Callable[[str, str, Any], None]
 
 
 class RunManager:
@@ -51,7 +53,12 @@ class RunManager:
         graph_factory: Callable[[], Awaitable[tuple[Any, Any]]],
         live: LiveInterrupts | None = None,
         profiles: Callable[[], dict[str, Profile]] | None = None,
+        *,
+        lanes: Lanes | None = None,
     ) -> None:
+        self.lanes = lanes or Lanes()
+        self._run_ids: dict[str, str] = {}
+        self._end_listeners: list[RunEndListener] = []
         self._profiles = profiles or (lambda: {p.id: p for p in DEFAULT_PROFILES})
         self._store = store
         self._live = live
@@ -64,6 +71,15 @@ class RunManager:
     def is_busy(self, thread_id: str) -> bool:
         return thread_id in self._tasks
 
+    def current_run(self, thread_id: str) -> str | None:
+        """The id of the thread's running turn, if any."""
+        return self._run_ids.get(thread_id) if thread_id in self._tasks else None
+
+    def add_end_listener(self, listener: RunEndListener) -> None:
+        """Called with (thread_id, run_id, terminal event) once a run has ended and its
+        thread is free again (the queue starts the next turn from here)."""
+        self._end_listeners.append(listener)
+
     def recover_after_crash(self) -> None:
         """Runs left 'running' by a killed sidecar become failed turns that `retry` continues."""
         for run in self._store.runs_in_status("running"):
@@ -71,22 +87,40 @@ class RunManager:
             self._store.set_thread_status(run.thread_id, "failed", CRASHED)
             drop_after_crash(self._store, run.thread_id, run.id)
 
-    async def start(self, thread_id: str, text: str) -> str:
-        """Raises:
-        ThreadNotFoundError, ThreadBusyError."""
+    async def start(
+        self,
+        thread_id: str,
+        text: str,
+        *,
+        lane: str = "main",
+        delivered: Callable[[str], None] | None = None,
+    ) -> str:
+        """Start a turn with `text`; `delivered(run_id)` (the queue marking the messages the
+        turn carries) runs in the transaction that writes the author's message.
+
+        Raises:
+            ThreadNotFoundError, ThreadBusyError.
+        """
         self._store.get_thread(thread_id)
         self._ensure_idle(thread_id)
         graph, saver = await self.compiled()
+        self._ensure_idle(thread_id)
         await self._abandon_unfinished(thread_id, saver)
         turn_id = uuid.uuid4().hex
-        self._store.add_message(thread_id, "user", text, message_id=f"{turn_id}:user")
+        run_id = uuid.uuid4().hex
+        with self._store.transaction():
+            self._store.add_message(thread_id, "user", text, message_id=f"{turn_id}:user")
+            if delivered is not None:
+                delivered(run_id)
         graph_input = {
             "thread_id": thread_id,
             "turn_id": turn_id,
             "text": text,
             "direct": is_command(text),
         }
-        return self._launch(thread_id, "start", graph, saver, graph_input, resumed=False)
+        return self._launch(
+            thread_id, "start", graph, saver, graph_input, resumed=False, run_id=run_id, lane=lane
+        )
 
     async def resume(self, thread_id: str, interrupt_id: str, value: dict[str, Any]) -> str:
         """Raises:
@@ -209,9 +243,18 @@ class RunManager:
         await saver.adelete_thread(thread_id)
 
     def _launch(
-        self, thread_id: str, kind: str, graph: Any, saver: Any, graph_input: Any, *, resumed: bool
+        self,
+        thread_id: str,
+        kind: str,
+        graph: Any,
+        saver: Any,
+        graph_input: Any,
+        *,
+        resumed: bool,
+        run_id: str | None = None,
+        lane: str = "main",
     ) -> str:
-        run_id = uuid.uuid4().hex
+        run_id = run_id or uuid.uuid4().hex
         self._store.create_run(run_id, thread_id, kind)
         self._store.set_thread_status(thread_id, "running")
         emitter = RunEmitter(self._store, self._sink, run_id, thread_id)
@@ -221,14 +264,39 @@ class RunManager:
         async def run() -> None:
             try:
                 with bind_run(binding):
-                    final = await drive(
-                        graph, saver, self._store, emitter, graph_input, resumed=resumed
+                    final = await self._in_lane(
+                        lane, emitter, graph, saver, graph_input, resumed=resumed
                     )
             finally:
                 self._tasks.pop(thread_id, None)
                 if live is not None:
                     live.end_run(run_id)
             emitter(final)
+            for listener in self._end_listeners:
+                try:
+                    listener(thread_id, run_id, final)
+                except Exception:  # a listener's failure must not lose the run's end
+                    log.exception("run end listener failed for %s", run_id)
 
+        self._run_ids[thread_id] = run_id
         self._tasks[thread_id] = asyncio.create_task(run(), name=f"run:{run_id}")
         return run_id
+
+    async def _in_lane(
+        self,
+        lane: str,
+        emitter: RunEmitter,
+        graph: Any,
+        saver: Any,
+        graph_input: Any,
+        *,
+        resumed: bool,
+    ) -> Any:
+        """Drive the run once its lane has a free slot (cancel while waiting ends it cancelled)."""
+        try:
+            async with self.lanes.slot(lane):
+                return await drive(graph, saver, self._store, emitter, graph_input, resumed=resumed)
+        except asyncio.CancelledError:
+            self._store.end_run(emitter.run_id, "cancelled")
+            self._store.set_thread_status(emitter.thread_id, "cancelled")
+            return RunCancelled()

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.protocol import ErrorCode
-from tests.e2e.harness import RpcFailure, Sidecar, event_types
+from tests.e2e.harness import Sidecar, event_types
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
@@ -105,9 +104,14 @@ async def test_cancel_stops_a_turn_waiting_on_the_model(agent: Sidecar, model: S
         lambda evs: any(e.event.type == "node_started" and e.event.node == "planner" for e in evs)
     )  # type: ignore[union-attr]
     model.wait_for_generations(1)
-    with pytest.raises(RpcFailure) as busy:
-        await agent.call("run/start", {"thread_id": thread["id"], "text": "again"})
-    assert busy.value.code == ErrorCode.THREAD_BUSY
+    # A message for the busy thread is queued, not refused; withdrawn, it never runs.
+    queued = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "again", "mode": "followup"}
+    )
+    assert queued["run_id"] == run["run_id"] and queued["queued_id"]
+    await agent.call(
+        "queue/withdraw", {"thread_id": thread["id"], "message_id": queued["queued_id"]}
+    )
     await agent.call("run/cancel", {"thread_id": thread["id"]})
     events = await agent.run_to_end(run["run_id"])
     assert event_types(events)[-1] == "run_cancelled"

@@ -87,7 +87,11 @@ def make_planner(deps: GraphDeps):
         if state.get("agent") and steps > deps.coordinator.timings.max_steps:
             text = f"Stopped after {steps - 1} steps with work left."
             return {**_answer(text), "incomplete": True, "steps": 0}
-        history = [to_chat_turn(e) for e in [*state.get("context", []), *state.get("scratch", [])]]
+        steered = _steering(deps, state)
+        history = [
+            to_chat_turn(e)
+            for e in [*state.get("context", []), *state.get("scratch", []), *steered]
+        ]
 
         async def on_token(text: str) -> None:
             emit("token", text=text)
@@ -97,9 +101,19 @@ def make_planner(deps: GraphDeps):
         decision = await planner_impl.decide(history, _tools_for(deps, state), sink)
         if decision.usage:
             emit("usage", usage=decision.usage)
-        return {**_route(decision), "steps": steps}
+        routed = _route(decision)
+        if steered:
+            routed["scratch"] = [*steered, *routed.get("scratch", [])]
+        return {**routed, "steps": steps}
 
     return planner
+
+
+def _steering(deps: GraphDeps, state: TurnState) -> list[dict[str, Any]]:
+    """The author's steer messages sent since the last step (the author's own turn only)."""
+    if deps.steering is None or state.get("agent"):
+        return []
+    return [{"role": "user", "content": text} for text in deps.steering(state["thread_id"])]
 
 
 def _model_for(deps: GraphDeps, state: TurnState) -> Planner | None:

@@ -58,6 +58,7 @@ from tests.sidecar.protocol.feature_samples import (
     SAMPLING,
 )
 from tests.sidecar.protocol.history_samples import HISTORY_SAMPLES
+from tests.sidecar.protocol.queue_samples import QUEUE_OTHER_SAMPLES, QUEUE_SAMPLES
 from tests.sidecar.protocol.server_samples import SERVER_NOTIFICATION_SAMPLES, SERVER_SAMPLES
 
 THREAD = ThreadInfo(
@@ -152,6 +153,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
     **FEATURE_SAMPLES,
     **COORD_SAMPLES,
     **HISTORY_SAMPLES,
+    **QUEUE_SAMPLES,
 }
 
 # One instance of every member of the run event union.
@@ -188,4 +190,5 @@ OTHER_SAMPLES: list[WireModel] = [
     *SERVER_NOTIFICATION_SAMPLES,
     *FEATURE_OTHER_SAMPLES,
     *COORD_OTHER_SAMPLES,
+    *QUEUE_OTHER_SAMPLES,
 ]
