@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck contracts unit bench lock clean
+.PHONY: run test lint typecheck contracts unit bench lock clean peers
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# Peer CLIs from npm into .cache/peers (OpenClaw, on the venv's pinned Node >= 24.16).
+peers: $(STAMP)
+	$(BIN)/python -m tests.setup.openclaw
 
 # Re-resolve the pinned set after changing dependencies in pyproject.toml.
 lock: $(BIN)/python

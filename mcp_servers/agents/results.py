@@ -29,6 +29,8 @@ class ErrorCode(StrEnum):
     API_ERROR = "api_error"
     AUTH_FAILED = "auth_failed"
     RATE_LIMITED = "rate_limited"
+    MODEL_UNREACHABLE = "model_unreachable"
+    CONFIGURATION = "configuration"
     MAX_TURNS = "max_turns"
     BUDGET_EXCEEDED = "budget_exceeded"
     AGENT_ERROR = "agent_error"

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from mcp_servers.agents.controllers.openclaw_state import OpenClawModel
 
 
 class ControllerConfig(BaseModel):
@@ -55,9 +58,23 @@ class CodexConfig(ControllerConfig):
 
 
 class OpenClawConfig(ControllerConfig):
-    """OpenClaw: the agent id to talk to, embedded (`--local`) or via the Gateway."""
+    """OpenClaw: the agent id to talk to, embedded (`--local`) or through a Gateway.
+
+    `isolate` (default) gives each Atrium session its own state folder under `state_root` (default:
+    `openclaw-state` beside the traces) with a config Atrium writes: workspace = the run's working
+    dir, model = `model` or Atrium's model settings, tool policy = the request's. Without it the
+    CLI uses the author's own `~/.openclaw`. `mode` picks embedded (`local`), Gateway
+    (`gateway`: `gateway_url` with `gateway_token`, else a clear failure) or `auto`: the Gateway
+    when one is configured and answers, else embedded.
+    """
 
     executable: str = "openclaw"
     agent_id: str = "main"
-    local: bool = False
+    mode: Literal["auto", "local", "gateway"] = "auto"
     thinking: str | None = None
+    isolate: bool = True
+    state_root: Path | None = None
+    model: OpenClawModel | None = None
+    gateway_url: str | None = None
+    gateway_token: str | None = None
+    gateway_probe_s: float = 3.0

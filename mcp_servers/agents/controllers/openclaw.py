@@ -1,28 +1,49 @@
-"""OpenClaw controller: `openclaw agent ... --json`, one JSON document at the end.
+"""OpenClaw controller: `openclaw agent ... --json --local`, one JSON document at the end.
 
 Start: `openclaw agent --agent ID --session-id NEW --message=PROMPT --json [--timeout S]
-[--thinking L] [--local] [extra]`, with NEW a session id derived from the run id so the native
-session is known even if the output omits it. Resume passes the existing session id. OpenClaw's
-tool policy and approvals live in its Gateway configuration, so they are not set per run.
+[--thinking L] --local [extra]`, with NEW a session id derived from the run id so the native
+session is known even if the output omits it. Resume passes the existing session id.
+
+Each Atrium session runs in its own OpenClaw state folder (`openclaw_state`): the CLI's `HOME`,
+with a config whose workspace is the run's working dir, whose model is Atrium's, and whose tool
+allow/deny lists carry Atrium's tool policy. After the CLI exits, the run's rows of OpenClaw's
+session transcript (SQLite, read-only) become tool_call / tool_result / message events.
+
+Modes: embedded (`--local`) here; a configured Gateway is driven over its WebSocket protocol by
+`OpenClawGatewayController` (`controllers/openclaw_gateway.py`). `mode="gateway"` without a
+usable Gateway fails the run with one line saying why, never a silent success.
 """
 
 from __future__ import annotations
 
 import math
 import uuid
+from pathlib import Path
 from typing import ClassVar
 
 from mcp_servers.agents.controllers.config import OpenClawConfig
+from mcp_servers.agents.controllers.openclaw_state import (
+    build_config,
+    last_seq,
+    model_from_settings,
+    read_transcript,
+    state_env,
+    tool_policy,
+    transcript_db,
+    write_state,
+)
 from mcp_servers.agents.controllers.prompting import compose_prompt
+from mcp_servers.agents.controllers.run_state import RunState
 from mcp_servers.agents.controllers.runner import SubprocessController
 from mcp_servers.agents.parsers.base import StreamParser
 from mcp_servers.agents.parsers.openclaw import OpenClawOutputParser
 from mcp_servers.agents.requests import StartRequest
 from mcp_servers.agents.results import AppliedPolicy
+from mcp_servers.agents.traces import default_trace_dir
 
 
 class OpenClawController(SubprocessController):
-    """Drives `openclaw agent --json` (Gateway or embedded with `local`)."""
+    """Drives `openclaw agent --json --local` in an isolated state folder per Atrium session."""
 
     provider: ClassVar = "openclaw"
     stdin_pipe: ClassVar[bool] = False
@@ -30,6 +51,8 @@ class OpenClawController(SubprocessController):
     def __init__(self, config: OpenClawConfig | None = None) -> None:
         self.openclaw_config = config or OpenClawConfig()
         super().__init__(self.openclaw_config)
+        self._session: str | None = None
+        self._start_seq = -1
 
     def session_for(self, request: StartRequest, resume_id: str | None) -> str:
         """The session id an attempt uses: the resumed one, or a fresh one per run."""
@@ -37,41 +60,80 @@ class OpenClawController(SubprocessController):
             return resume_id
         return str(uuid.uuid5(uuid.NAMESPACE_URL, f"atrium-run:{request.run_id}"))
 
+    def state_dir(self, session_id: str) -> Path:
+        """The OpenClaw state folder (the CLI's HOME) of one native session."""
+        cfg = self.openclaw_config
+        traces = cfg.trace_dir or default_trace_dir()
+        return (cfg.state_root or traces.parent / "openclaw-state") / session_id
+
     def build_argv(self, request: StartRequest, resume_id: str | None) -> list[str]:
         cfg = self.openclaw_config
+        session = self.session_for(request, resume_id)
+        self._session = session
         argv = [cfg.executable, *cfg.prefix_args, "agent", "--agent", cfg.agent_id]
-        argv += ["--session-id", self.session_for(request, resume_id)]
+        argv += ["--session-id", session]
         argv += [f"--message={compose_prompt(request.instruction, request.attachments)}", "--json"]
         if request.timeout_s is not None:
             argv += ["--timeout", str(max(1, math.ceil(request.timeout_s)))]
         if cfg.thinking:
             argv += ["--thinking", cfg.thinking]
-        if cfg.local:
+        if cfg.mode != "gateway":
             argv.append("--local")
         return [*argv, *cfg.extra_args]
 
+    def child_env(self, request: StartRequest) -> dict[str, str]:
+        """The inherited environment plus, when isolated, the session's fresh state folder."""
+        env = super().child_env(request)
+        cfg = self.openclaw_config
+        if not cfg.isolate or self._session is None:
+            return env
+        state = self.state_dir(self._session)
+        model = cfg.model or model_from_settings(env, request.model)
+        write_state(state, build_config(request.working_dir, model, request.tool_policy))
+        self._start_seq = last_seq(transcript_db(state, cfg.agent_id), self._session)
+        return {**env, **state_env(state)}
+
+    def on_exited(self, run: RunState) -> None:
+        cfg = self.openclaw_config
+        parser = run.parser
+        if not cfg.isolate or self._session is None or not isinstance(parser, OpenClawOutputParser):
+            return
+        db = transcript_db(self.state_dir(self._session), cfg.agent_id)
+        parser.add_transcript(read_transcript(db, self._session, self._start_seq))
+
     def applied_policy(self, request: StartRequest) -> AppliedPolicy:
-        return AppliedPolicy(
-            mode=request.tool_policy.mode,
-            native=(),
-            can_ask_permission=False,
-            note=(
-                "OpenClaw tool policy and exec approvals are configured in its Gateway; "
-                "Atrium's tool policy is not enforced per run"
-            ),
-        )
+        mode = request.tool_policy.mode
+        if not self.openclaw_config.isolate:
+            return AppliedPolicy(
+                mode=mode,
+                native=(),
+                can_ask_permission=False,
+                note=(
+                    "OpenClaw runs with the author's own config (isolate off): its tool policy "
+                    "applies, not Atrium's"
+                ),
+            )
+        _, native, note = tool_policy(request.tool_policy)
+        return AppliedPolicy(mode=mode, native=native, can_ask_permission=False, note=note)
 
     def notes(self, request: StartRequest) -> list[str]:
-        notes = [
-            "OpenClaw runs in its agent's configured workspace; working_dir is only the cwd",
-        ]
-        if request.model:
-            notes.append("openclaw agent takes the model from its agent config; model ignored")
+        cfg = self.openclaw_config
+        notes: list[str] = []
+        if not cfg.isolate:
+            notes.append("OpenClaw runs in its own configured workspace; working_dir is the cwd")
+            if request.model:
+                notes.append("openclaw agent takes the model from its agent config; model ignored")
+        elif cfg.model is None and model_from_settings(self.child_env_base(request)) is None:
+            notes.append("no Atrium model configured; OpenClaw uses its default model")
         if request.max_turns is not None:
             notes.append("openclaw agent has no turn limit; max_turns ignored")
-        if not self.openclaw_config.local:
-            notes.append("stopping the CLI may leave the Gateway-side run going")
         return notes
 
+    def child_env_base(self, request: StartRequest) -> dict[str, str]:
+        """The environment before the state folder is applied (where the model settings are)."""
+        return super().child_env(request)
+
     def make_parser(self, request: StartRequest, resume_id: str | None) -> StreamParser:
-        return OpenClawOutputParser(session_hint=self.session_for(request, resume_id))
+        return OpenClawOutputParser(
+            session_hint=self.session_for(request, resume_id), workspace=str(request.working_dir)
+        )

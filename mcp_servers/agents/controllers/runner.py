@@ -96,6 +96,10 @@ class SubprocessController(AgentController):
     async def on_terminal(self, run: RunState, io: AttemptIO) -> None:
         """Called when the parser saw the turn's result (Claude closes stdin here)."""
 
+    def on_exited(self, run: RunState) -> None:
+        """Called once the CLI has exited, before the parser's `finish` (OpenClaw reads its
+        transcript here)."""
+
     async def stop_process(self, run: RunState, io: AttemptIO) -> None:
         """Stop the CLI for an interrupt or timeout: SIGINT, SIGTERM, SIGKILL to its group."""
         grace = self.config
@@ -280,6 +284,7 @@ class SubprocessController(AgentController):
                 proc.kill_group()
                 run.exit_code = proc.returncode
                 run.stderr_tail = proc.stderr_tail
+                self.on_exited(run)
                 for event in run.parser.finish():
                     run.emit(event)
                 outcome = "completed" if run.parser.acc.outcome == "success" else "failed"

@@ -89,6 +89,7 @@ class RunAccumulator:
     output_seen: bool = False
     artifacts: dict[str, Artifact] = field(default_factory=dict[str, Artifact])
     tool_call_ids: set[str] = field(default_factory=set[str])
+    reported_tool_calls: int | None = None
     denials: list[PermissionDenial] = field(default_factory=list[PermissionDenial])
     metrics: MetricsAccumulator = field(default_factory=MetricsAccumulator)
     non_json_lines: int = 0

@@ -1,8 +1,9 @@
 """Turning a parser's accumulated state plus process facts into the `OperatorResult`.
 
 Pure and shared by the live controllers and the replay tool. The order of evidence: a result the
-CLI reported as success wins (even if we were stopping it); then our own stop reason (timeout,
-interrupt); then the CLI's reported failure; then the exit code.
+CLI reported as success wins (even if we were stopping it), unless the CLI then exited non-zero
+without an answer; then our own stop reason (timeout, interrupt); then an exit by SIGINT (code 130,
+someone stopped the CLI); then the CLI's reported failure; then the exit code.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from mcp_servers.agents.results import (
 )
 
 StopReason = Literal["interrupt", "timeout", "idle_timeout"]
+SIGINT_EXIT_CODES = (130, -2)
+"""Exit codes of a CLI stopped by SIGINT: 128 + 2 from a shell or Node, -2 as Python reports it."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ def build_result(acc: RunAccumulator, facts: RunFacts) -> OperatorResult:
         final_message=acc.final_message if acc.final_message is not None else acc.last_text,
         artifacts=tuple(acc.artifacts.values()),
         metrics=acc.metrics.to_model(
-            tool_calls=len(acc.tool_call_ids),
+            tool_calls=max(len(acc.tool_call_ids), acc.reported_tool_calls or 0),
             measured_duration_ms=facts.measured_duration_ms,
         ),
         trace=facts.trace,
@@ -90,7 +93,7 @@ def terminal_event(result: OperatorResult) -> Completed | Failed:
 def _status(acc: RunAccumulator, facts: RunFacts) -> tuple[RunStatus, NormalizedError | None]:
     if facts.fatal_error is not None:
         return "failed", facts.fatal_error
-    if acc.outcome == "success":
+    if acc.outcome == "success" and not _hollow_success(acc, facts):
         return "success", None
     if facts.stop_reason in ("timeout", "idle_timeout"):
         idle = facts.stop_reason == "idle_timeout"
@@ -102,12 +105,24 @@ def _status(acc: RunAccumulator, facts: RunFacts) -> tuple[RunStatus, Normalized
             code=ErrorCode.INTERRUPTED, message="the run was interrupted", detail=facts.detail
         )
         return "interrupted", error
+    if facts.exit_code in SIGINT_EXIT_CODES and acc.outcome != "failed":
+        message = f"the CLI was stopped by SIGINT (exit code {facts.exit_code})"
+        detail = {"exit_code": facts.exit_code, **facts.detail}
+        return "interrupted", NormalizedError(
+            code=ErrorCode.INTERRUPTED, message=message, detail=detail
+        )
     if acc.outcome == "failed" and acc.error is not None:
         status: RunStatus = "timeout" if acc.error.code is ErrorCode.TIMEOUT else "failed"
         return status, acc.error
     if acc.pending_error is not None:
         return "failed", acc.pending_error
     return "failed", _exit_error(facts)
+
+
+def _hollow_success(acc: RunAccumulator, facts: RunFacts) -> bool:
+    """A reported success the process contradicts: a non-zero exit and no answer at all."""
+    answer = acc.final_message if acc.final_message is not None else acc.last_text
+    return facts.exit_code not in (None, 0) and not (answer or "").strip()
 
 
 def _exit_error(facts: RunFacts) -> NormalizedError:

@@ -153,7 +153,7 @@ def test_codex_records_options_it_cannot_honour(tmp_path: Path) -> None:
 def test_openclaw_start_uses_a_fresh_session_per_run_and_resume_the_given_one(
     tmp_path: Path,
 ) -> None:
-    ctl = OpenClawController(OpenClawConfig(agent_id="writer", local=True, thinking="low"))
+    ctl = OpenClawController(OpenClawConfig(agent_id="writer", mode="local", thinking="low"))
     first, second = request(tmp_path), request(tmp_path)
 
     start_argv = ctl.build_argv(first, None)

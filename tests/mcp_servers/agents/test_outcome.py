@@ -49,3 +49,41 @@ def test_stderr_summary_names_the_error_line_not_the_backtrace() -> None:
     assert stderr_summary(tail).endswith("no rollout found for thread id x")
     assert stderr_summary("just one line\n") == "just one line"
     assert stderr_summary("") == ""
+
+
+def test_a_reported_success_with_a_non_zero_exit_and_no_answer_is_not_a_success() -> None:
+    for provider in ("claude", "codex", "openclaw"):
+        hollow = build_result(
+            RunAccumulator(outcome="success"),
+            RunFacts(run_id="r", provider=provider, exit_code=1, stderr_tail="Error: boom\n"),
+        )
+
+        assert hollow.status == "failed"
+        assert hollow.error is not None and hollow.error.code is ErrorCode.PROCESS_EXITED
+
+
+def test_a_reported_success_with_an_answer_survives_a_non_zero_exit() -> None:
+    acc = RunAccumulator(outcome="success", final_message="done")
+
+    result = build_result(acc, RunFacts(run_id="r", provider="codex", exit_code=1))
+
+    assert (result.status, result.final_message) == ("success", "done")
+
+
+def test_an_exit_by_sigint_is_interrupted() -> None:
+    for code in (130, -2):
+        result = build_result(
+            RunAccumulator(), RunFacts(run_id="r", provider="openclaw", exit_code=code)
+        )
+
+        assert result.status == "interrupted"
+        assert result.error is not None and result.error.code is ErrorCode.INTERRUPTED
+        assert result.error.detail["exit_code"] == code
+
+
+def test_a_reported_tool_count_wins_over_fewer_seen_tool_calls() -> None:
+    acc = RunAccumulator(outcome="success", final_message="ok", reported_tool_calls=3)
+
+    result = build_result(acc, RunFacts(run_id="r", provider="openclaw", exit_code=0))
+
+    assert result.metrics.tool_calls == 3
