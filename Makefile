@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck contracts unit bench lock clean peers
+.PHONY: run test lint typecheck contracts unit bench bundle bundle-test lock clean peers
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,15 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# A one-folder app in dist/atrium (PyInstaller, offline; see packaging/README.md).
+bundle: $(STAMP)
+	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/pyinstaller --noconfirm --clean --log-level WARN \
+		--distpath dist --workpath .cache/pyinstaller packaging/atrium.spec
+
+# The bundle as the sidecar and as the window, with only /usr/bin:/bin on PATH.
+bundle-test: bundle
+	QT_QPA_PLATFORM=offscreen ATRIUM_BUNDLE=dist/atrium $(BIN)/pytest -m bundle tests/packaging
 
 # Peer CLIs from npm into .cache/peers (OpenClaw, on the venv's pinned Node >= 24.16).
 peers: $(STAMP)

@@ -157,7 +157,7 @@ async def _run_child(
     status_r, status_w = os.pipe()
     try:
         process = await _spawn(
-            limits.python or sys.executable,
+            interpreter(limits.python),
             run_dir,
             config,
             status_fd=status_w,
@@ -185,13 +185,28 @@ async def _run_child(
 CHILD_FLAGS = ("-I", "-S", "-B", "-X", "utf8")
 
 
+def interpreter(python: str | None) -> list[str]:
+    """How to start the child's Python: the configured interpreter, this one, or, in a bundled
+    app (which has no `python`), the bundle's own executable in its `--python` role."""
+    if python:
+        return [python]
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "--python"]
+    return [sys.executable]
+
+
 async def _spawn(
-    python: str, run_dir: Path, config: Mapping[str, object], *, status_fd: int, piped_stdin: bool
+    python: list[str],
+    run_dir: Path,
+    config: Mapping[str, object],
+    *,
+    status_fd: int,
+    piped_stdin: bool,
 ) -> Process:
     """Start the bootstrap in its own session (so its process group can be killed)."""
     argument = json.dumps({**config, "status_fd": status_fd, "parent_pid": os.getpid()})
     return await anyio.open_process(
-        [python, *CHILD_FLAGS, str(BOOTSTRAP), argument],
+        [*python, *CHILD_FLAGS, str(BOOTSTRAP), argument],
         stdin=subprocess.PIPE if piped_stdin else subprocess.DEVNULL,
         cwd=run_dir,
         env=child_env(run_dir),
