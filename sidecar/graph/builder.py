@@ -19,12 +19,12 @@ from sidecar.graph.nodes.dispatch import make_dispatch, make_fan_out, make_subag
 from sidecar.graph.nodes.persist import make_persist
 from sidecar.graph.nodes.planner import make_planner
 from sidecar.graph.nodes.tool import make_tool
-from sidecar.graph.state import TurnState
+from sidecar.graph.state import Route, TurnState
 
 NODES = ("context", "planner", "tool", "dispatch", "subagent", "interrupt", "persist")
 
 
-def _route(state: TurnState) -> str:
+def _route(state: TurnState) -> Route:
     return state.get("route") or "persist"
 
 

@@ -6,7 +6,7 @@ finished turn leaves nothing behind in the checkpoint however long the thread gr
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Literal, TypedDict, get_args
 
 RESET: list[dict[str, Any]] = [{"__reset__": True}]
 
@@ -26,26 +26,31 @@ def last_value(left: Any, right: Any) -> Any:
     return right
 
 
+Route = Literal["tool", "dispatch", "interrupt", "persist", "planner", "end"]
+"""Where the graph goes after the node that set it (the planner's and the nodes' decision)."""
+ROUTES: frozenset[str] = frozenset(get_args(Route))
+
+
 class _TurnKeys(TypedDict):
-    thread_id: str
-    turn_id: str
-    text: str
+    thread_id: Annotated[str, last_value]
+    turn_id: Annotated[str, last_value]
+    text: Annotated[str, last_value]
 
 
 class TurnState(_TurnKeys, total=False):
-    direct: bool
-    context: list[dict[str, Any]]
+    direct: Annotated[bool, last_value]
+    context: Annotated[list[dict[str, Any]], last_value]
     scratch: Annotated[list[dict[str, Any]], append_or_reset]
-    pending: list[dict[str, Any]]
-    question: dict[str, Any] | None
-    route: str
-    answer: str | None
+    pending: Annotated[list[dict[str, Any]], last_value]
+    question: Annotated[dict[str, Any] | None, last_value]
+    route: Annotated[Route, last_value]
+    answer: Annotated[str | None, last_value]
     # Subagents: who this turn's agent is (None on the author's own thread) and how many
     # planner steps it took; the dispatch node's current plan call, plan and phase.
-    agent: dict[str, Any] | None
-    steps: int
-    incomplete: bool
-    plan_call: dict[str, Any] | None
+    agent: Annotated[dict[str, Any] | None, last_value]
+    steps: Annotated[int, last_value]
+    incomplete: Annotated[bool, last_value]
+    plan_call: Annotated[dict[str, Any] | None, last_value]
     dispatching: Annotated[str | None, last_value]
     dispatch_phase: Annotated[str | None, last_value]
 
