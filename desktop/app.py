@@ -81,6 +81,7 @@ def build_desktop(
     client.initialized.connect(lambda _result: composer.refresh_prompts())
     client.server_status_received.connect(composer.handle_status)
     window.composer.set_features(composer)
+    client.initialized.connect(lambda _result: window.refresh_setup())
     client.initialize_failed.connect(
         lambda error: window.banner.show_message(f"The sidecar refused to start: {error.message}")
     )
@@ -112,9 +113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.excepthook = _log_uncaught
     app = QApplication([sys.argv[0], *argv])
     app.setApplicationName("Atrium")
+    app.setOrganizationName("Atrium")
+    app.setStyle("Fusion")  # one look everywhere, and palettes (light/dark) apply fully
     data_dir = args.data_dir or _env_path("ATRIUM_DATA_DIR")
     desktop = build_desktop(data_dir)
     app.aboutToQuit.connect(desktop.shutdown)
+    desktop.window.quit_requested.connect(app.quit)
     desktop.window.show()
     desktop.start()
     return app.exec()

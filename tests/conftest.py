@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,6 +43,19 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     path.mkdir()
     monkeypatch.setenv("ATRIUM_DATA_DIR", str(path))
     yield path
+
+
+@pytest.fixture(autouse=True)
+def _window_settings_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The window's QSettings (geometry, appearance) go to a fresh folder per test, never to
+    the author's config (only when the test session uses Qt at all)."""
+    qtcore = sys.modules.get("PySide6.QtCore")
+    if qtcore is None:
+        return
+    settings = qtcore.QSettings
+    folder = str(tmp_path_factory.mktemp("qsettings"))
+    for fmt in (settings.Format.IniFormat, settings.Format.NativeFormat):
+        settings.setPath(fmt, settings.Scope.UserScope, folder)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -154,7 +154,12 @@ class SessionState:
                 status: ThreadStatus = "idle" if outcome == "completed" else "interrupted"
                 state = RunState(status=status, run_id=params.run_id)
             case RunFailed(error=error):
-                state = RunState(status="failed", run_id=params.run_id, error=error.message)
+                state = RunState(
+                    status="failed",
+                    run_id=params.run_id,
+                    error=error.message,
+                    error_details=error.details,
+                )
             case RunCancelled():
                 state = RunState(status="cancelled", run_id=params.run_id)
             case _:

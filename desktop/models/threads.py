@@ -68,13 +68,14 @@ class RunState:
     """Where a thread's current (or last) turn stands, for the status line.
 
     `status` follows the protocol's `ThreadStatus`; `node` is the graph node running now;
-    `error` is the failure message of a failed turn.
+    `error` is the failure message of a failed turn and `error_details` the underlying text.
     """
 
     status: ThreadStatus = "idle"
     run_id: str | None = None
     node: str | None = None
     error: str | None = None
+    error_details: str | None = None
 
     @property
     def is_running(self) -> bool:

@@ -1,9 +1,16 @@
-"""`MainWindow`: threads on the left; transcript, status line and composer on the right."""
+"""`MainWindow`: threads on the left; transcript, status line and composer on the right.
+
+The menu bar (`desktop.views.menus`) holds every command with its standard shortcut; the
+appearance (`desktop.views.theme`), size, place and layout (`desktop.views.window_state`) persist
+in QSettings; news reaches an author who is elsewhere through `desktop.views.notifier`.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from functools import partial
+
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDockWidget,
@@ -20,6 +27,7 @@ from desktop.ipc.pending import PendingRequest
 from desktop.ipc.process import SidecarProcess
 from desktop.models.session import SessionState
 from desktop.servers_controller import ServersController
+from desktop.views.about_dialog import AboutDialog
 from desktop.views.composer import ComposerWidget
 from desktop.views.grants_panel import GrantsPanelDialog
 from desktop.views.inbox_panel import InboxPanel
@@ -28,17 +36,23 @@ from desktop.views.interrupt_dialogs import (
     ReplyAwareDialog,
     build_interrupt_dialog,
 )
+from desktop.views.menus import MenuActions, build_menu_bar
+from desktop.views.message_hold import MessageHold
+from desktop.views.notifier import Notifier, RunNotices
 from desktop.views.run_tree import RunTreePanel
 from desktop.views.servers_panel import ServersPanelDialog
 from desktop.views.settings_dialog import SettingsDialog
 from desktop.views.status_widgets import (
+    EmptyStateWidget,
     InterruptInboxWidget,
     RunStatusWidget,
     SidecarBannerWidget,
 )
+from desktop.views.theme import ThemeController
 from desktop.views.thread_list import ThreadListWidget
 from desktop.views.transcript_view import TranscriptView
-from sidecar.protocol import InterruptInfo, SettingsInfo, WireModel
+from desktop.views.window_state import app_settings, restore_layout, save_layout
+from sidecar.protocol import InterruptInfo, SettingsInfo, SettingsSetParams, WireModel
 
 
 class MainWindow(QMainWindow):
@@ -52,11 +66,21 @@ class MainWindow(QMainWindow):
     Pending interrupts never open a storm of dialogs: when some arrive (or a thread with some is
     selected) and no interrupt dialog is open, the newest one opens; the rest wait in the inbox.
 
-    Signals: `interrupt_dialog_opened(dialog)`, `settings_dialog_opened(dialog)`.
+    The menu bar's actions are in `menu_actions` (`MenuActions`); `theme` applies the appearance,
+    `notifier` tells an author who is elsewhere that a run finished, failed or asks something,
+    `empty_state` says what to do first while there is nothing to show. A message sent while
+    the selected thread waits on a decision is not sent and not lost: it stays in the composer
+    and goes once the thread is free (`message_hold`).
+
+    Signals: `interrupt_dialog_opened(dialog)`, `settings_dialog_opened(dialog)`,
+    `find_requested()` (Edit → Find, Ctrl+F: the find bar listens), `quit_requested()` (File →
+    Quit, after the window closed; the app quits).
     """
 
     interrupt_dialog_opened = Signal(object)
     settings_dialog_opened = Signal(object)
+    find_requested = Signal()
+    quit_requested = Signal()
 
     def __init__(
         self,
@@ -67,8 +91,10 @@ class MainWindow(QMainWindow):
         *,
         servers: ServersController | None = None,
         coord: CoordController | None = None,
+        preferences: QSettings | None = None,
     ) -> None:
         super().__init__(parent)
+        self.preferences = preferences if preferences is not None else app_settings()
         self.servers = servers
         self.coord = coord
         self._open_newest_timer = QTimer(self)
@@ -82,15 +108,22 @@ class MainWindow(QMainWindow):
         self.process = process
         self.dialogs: dict[str, InterruptDialog] = {}
         self.settings_dialog: SettingsDialog | None = None
+        self.about_dialog: AboutDialog | None = None
+        self.has_model: bool | None = None  # unknown until the settings are loaded
         self.setWindowTitle("Atrium")
         self.resize(1440, 800)
+        self.theme = ThemeController(self.preferences, self)
+        self.notifier = Notifier(self)
+        self.run_notices = RunNotices(state, self.notifier)
         self._build_widgets()
+        self.message_hold = MessageHold(state, self.composer, controller, self._dialog_open)
         self._build_toolbar()
         self._connect_views()
         self._connect_state()
         if process is not None:
             self._connect_process(process)
         self._show_status()
+        restore_layout(self.preferences, self, self.splitter)
 
     def _build_widgets(self) -> None:
         self.thread_list = ThreadListWidget(self.state)
@@ -98,17 +131,21 @@ class MainWindow(QMainWindow):
         self.run_status = RunStatusWidget()
         self.composer = ComposerWidget()
         self.banner = SidecarBannerWidget()
+        self.empty_state = EmptyStateWidget()
         right = QWidget()
         column = QVBoxLayout(right)
         column.addWidget(self.banner)
+        column.addWidget(self.empty_state, 1)
         column.addWidget(self.transcript, 1)
         column.addWidget(self.run_status)
         column.addWidget(self.composer)
         splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName("threads_splitter")
         splitter.addWidget(self.thread_list)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([260, 840])
+        self.splitter = splitter
         self.setCentralWidget(splitter)
         self._build_docks()
 
@@ -121,6 +158,7 @@ class MainWindow(QMainWindow):
             self.run_tree = RunTreePanel(self.coord)
             docks.append(("Run tree", self.run_tree))
         built: list[QDockWidget] = []
+        self.docks = built
         for title, widget in docks:
             dock = QDockWidget(title, self)
             dock.setObjectName(title.replace(" ", "_").lower() + "_dock")
@@ -131,17 +169,20 @@ class MainWindow(QMainWindow):
         self.resizeDocks(built, [140, 600][: len(built)], Qt.Orientation.Vertical)
 
     def _build_toolbar(self) -> None:
+        self.menu_actions: MenuActions = build_menu_bar(
+            self, [dock.toggleViewAction() for dock in self.docks]
+        )
         toolbar = QToolBar("Main")
+        toolbar.setObjectName("main_toolbar")
         toolbar.setMovable(False)
         self.addToolBar(toolbar)
-        self.new_thread_action = QAction("New thread", self)
-        self.new_thread_action.setShortcut(QKeySequence.StandardKey.New)
-        self.settings_action = QAction("Settings…", self)
-        self.settings_action.setShortcut(QKeySequence.StandardKey.Preferences)
+        self.new_thread_action: QAction = self.menu_actions.new_thread
+        self.settings_action: QAction = self.menu_actions.settings
+        self.new_thread_action.setText("New thread")
         toolbar.addAction(self.new_thread_action)
         toolbar.addAction(self.settings_action)
-        self.servers_action = QAction("MCP servers…", self)
-        self.grants_action = QAction("Grants…", self)
+        self.servers_action: QAction = self.menu_actions.servers
+        self.grants_action: QAction = self.menu_actions.grants
         self.servers_action.setEnabled(self.servers is not None)
         self.grants_action.setEnabled(self.servers is not None)
         toolbar.addAction(self.servers_action)
@@ -155,18 +196,29 @@ class MainWindow(QMainWindow):
         self.thread_list.create_requested.connect(self._on_create_requested)
         self.thread_list.rename_requested.connect(controller.rename_thread)
         self.thread_list.delete_requested.connect(controller.delete_thread)
-        self.composer.message_submitted.connect(controller.send_message)
+        self.composer.message_submitted.connect(self.message_hold.submit)
         self.run_status.cancel_requested.connect(controller.cancel_run)
         self.run_status.retry_requested.connect(controller.retry_run)
         self.new_thread_action.triggered.connect(self._on_create_requested)
         self.settings_action.triggered.connect(self.open_settings)
         self.servers_action.triggered.connect(self.open_servers)
         self.grants_action.triggered.connect(self.open_grants)
+        self._connect_menus()
         self.inbox_button.interrupt_activated.connect(self.open_interrupt)
         self.inbox_panel.interrupt_activated.connect(self.open_interrupt)
         if self.coord is not None:
             self.coord.error_reported.connect(self._on_error_reported)
         controller.error_reported.connect(self._on_error_reported)
+
+    def _connect_menus(self) -> None:
+        actions = self.menu_actions
+        actions.quit.triggered.connect(self.quit)
+        actions.find.triggered.connect(self.find_requested)
+        actions.stop_run.triggered.connect(self._on_stop_requested)
+        actions.about.triggered.connect(self.open_about)
+        for appearance, action in actions.appearance.items():
+            action.setChecked(appearance == self.theme.appearance)
+            action.triggered.connect(partial(self.theme.set_appearance, appearance))
 
     def _connect_state(self) -> None:
         self.state.selection_changed.connect(self._on_selection_changed)
@@ -174,6 +226,8 @@ class MainWindow(QMainWindow):
         self.state.inbox.changed.connect(self._on_inbox_changed)
         self.state.inbox.added.connect(self._on_interrupt_added)
         self.state.inbox.removed.connect(self._on_interrupt_removed)
+        self.state.transcript.reset.connect(self._show_empty_state)
+        self.state.transcript.inserted.connect(lambda _row: self._show_empty_state())
 
     def _connect_process(self, process: SidecarProcess) -> None:
         process.died.connect(self.banner.show_died)
@@ -206,6 +260,9 @@ class MainWindow(QMainWindow):
         )
         dialog.finished.connect(lambda _result: self._forget_dialog(interrupt.id, dialog))
         self.dialogs[interrupt.id] = dialog
+        if self.composer.editor.hasFocus() and self.composer.editor.toPlainText().strip():
+            # The author is typing: the dialog does not take the keys from under their fingers.
+            dialog.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
         dialog.show()
         self.interrupt_dialog_opened.emit(dialog)
         return dialog
@@ -242,17 +299,29 @@ class MainWindow(QMainWindow):
         """Fetch the settings, then show the dialog (non-modal)."""
         self.controller.load_settings().then(self._show_settings)
 
+    def refresh_setup(self) -> None:
+        """Ask whether a model is configured, for the empty window's first steps."""
+        self.controller.load_settings().then(self._note_settings)
+
+    def _note_settings(self, info: SettingsInfo) -> None:
+        self.has_model = info.model is not None
+        self._show_empty_state()
+
     def _show_settings(self, info: SettingsInfo) -> None:
+        self._note_settings(info)
         if self.settings_dialog is not None:
             self.settings_dialog.load(info)
             self.settings_dialog.raise_()
             return
         dialog = SettingsDialog(info, self, coord=self.coord)
-        dialog.settings_submitted.connect(self.controller.save_settings)
+        dialog.settings_submitted.connect(self._save_settings)
         dialog.finished.connect(lambda _result: self._forget_settings(dialog))
         self.settings_dialog = dialog
         dialog.show()
         self.settings_dialog_opened.emit(dialog)
+
+    def _save_settings(self, params: SettingsSetParams) -> None:
+        self.controller.save_settings(params).then(self._note_settings)
 
     def _forget_settings(self, dialog: SettingsDialog) -> None:
         if self.settings_dialog is dialog:
@@ -281,6 +350,26 @@ class MainWindow(QMainWindow):
         self.grants_panel.raise_()
         return self.grants_panel
 
+    def open_about(self) -> AboutDialog:
+        """Help → About: the versions of the app, protocol, Python and Qt."""
+        if self.about_dialog is None:
+            self.about_dialog = AboutDialog(self)
+        self.about_dialog.show()
+        self.about_dialog.raise_()
+        return self.about_dialog
+
+    def quit(self) -> None:
+        """File → Quit: close the window (saving its layout), then ask the app to quit."""
+        if self.close():
+            self.quit_requested.emit()
+
+    def _on_stop_requested(self) -> None:
+        if self.state.run_state(self.state.selected_thread_id).is_running:
+            self.controller.cancel_run()
+
+    def _dialog_open(self, thread_id: str) -> bool:
+        return any(d.isVisible() and d.thread_id == thread_id for d in self.dialogs.values())
+
     def _on_create_requested(self) -> None:
         self.controller.create_thread()
 
@@ -306,6 +395,17 @@ class MainWindow(QMainWindow):
         waiting = self.state.inbox.count(selected) if selected else 0
         self.run_status.show_state(run, waiting, has_thread=selected is not None)
         self.composer.set_busy(selected is not None and run.is_running)
+        self.menu_actions.stop_run.setEnabled(selected is not None and run.is_running)
+        self._show_empty_state()
+        self.message_hold.release()
+
+    def _show_empty_state(self) -> None:
+        has_thread = self.state.selected_thread_id is not None
+        empty = not has_thread or len(self.state.transcript) == 0
+        if empty or self.has_model is False:
+            self.empty_state.show_guide(has_thread=has_thread, has_model=self.has_model)
+        self.empty_state.setVisible(empty)
+        self.transcript.setVisible(not empty)
 
     def _on_interrupt_added(self, thread_id: str, _interrupt: InterruptInfo) -> None:
         if thread_id == self.state.selected_thread_id:
@@ -321,6 +421,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(message, 15_000)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        save_layout(self.preferences, self, self.splitter)
         for dialog in list(self.dialogs.values()):
             dialog.close()
         super().closeEvent(event)

@@ -29,6 +29,23 @@ _SOURCE_TEXT = {
 }
 
 
+def key_source_text(info: SettingsInfo) -> str:
+    """Where the key the model uses comes from, said truthfully."""
+    variable = info.api_key_variable
+    if info.api_key_source == "environment":
+        name = variable or "ATRIUM_MODEL_API_KEY"
+        return f"The key comes from the environment variable {name}; it wins over the keyring."
+    if info.api_key_source == "provider":
+        name = variable or "the provider's variable"
+        return (
+            f"The key comes from the environment variable {name} (the provider's usual one); "
+            "it wins over the keyring."
+        )
+    if info.api_key_source == "keyring" or info.has_api_key:
+        return "A key is stored in the keyring."
+    return "No key is set (none in the environment, none in the keyring)."
+
+
 class SettingsDialog(QDialog):
     """Edits `SettingsInfo`; on Save emits `settings_submitted(SettingsSetParams)` carrying only
     the fields the author changed. The API key field starts empty: leaving it empty keeps the
@@ -90,6 +107,7 @@ class SettingsDialog(QDialog):
         self.api_key_edit = QLineEdit()
         self.api_key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.key_status_label = QLabel()
+        self.key_status_label.setWordWrap(True)
         self.forget_key_check = QCheckBox("Forget the stored key")
         self.workspace_edit = QLineEdit()
         self.browse_button = QPushButton("Choose…")
@@ -113,12 +131,16 @@ class SettingsDialog(QDialog):
         self.api_key_edit.clear()
         self.workspace_edit.setText(info.workspace)
         self.forget_key_check.setChecked(False)
-        self.forget_key_check.setVisible(info.has_api_key)
-        if info.has_api_key:
-            self.key_status_label.setText("A key is stored in the keyring.")
+        stored = info.api_key_source == "keyring" or (
+            info.has_api_key and info.api_key_source == "none"  # a sidecar that does not say
+        )
+        self.forget_key_check.setVisible(stored)
+        self.key_status_label.setText(key_source_text(info))
+        if info.api_key_source in ("environment", "provider"):
+            self.api_key_edit.setPlaceholderText("Type to store a key (the variable still wins)")
+        elif stored:
             self.api_key_edit.setPlaceholderText("Stored in keyring; type to replace")
         else:
-            self.key_status_label.setText("No key stored.")
             self.api_key_edit.setPlaceholderText("Not needed for local models")
         self.source_label.setText(_SOURCE_TEXT.get(info.model_source, ""))
 

@@ -1,0 +1,98 @@
+"""Desktop notifications: a run finished, failed, or asks a question while the author is away.
+
+`RunNotices` decides what is news (from the session's state); `Notifier` shows it.
+
+`Notifier.notify` does nothing while the window is the active window (the author sees it
+happen). Otherwise it shows a system tray message when the platform has a tray, else an
+in-window fallback: the status bar says it and the taskbar entry asks for attention
+(`QApplication.alert`). Every notification shown is also emitted as `shown(title, text)`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QApplication, QMainWindow, QStyle, QSystemTrayIcon
+
+from desktop.models.session import SessionState
+from sidecar.protocol import InterruptInfo
+
+TRAY_MESSAGE_MS = 8000
+STATUS_MESSAGE_MS = 15_000
+
+
+class Notifier(QObject):
+    """Tells the author about the window's news when the window is not focused.
+
+    Signals: `shown(title, text)` for each notification shown (tray or fallback).
+    """
+
+    shown = Signal(str, str)
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        self._tray: QSystemTrayIcon | None = None
+        self.via_tray = QSystemTrayIcon.isSystemTrayAvailable()
+
+    def notify(self, title: str, text: str) -> bool:
+        """Show `title`/`text` unless the window is active; True when shown."""
+        if self._window.isActiveWindow():
+            return False
+        if self.via_tray:
+            self._ensure_tray().showMessage(
+                title, text, QSystemTrayIcon.MessageIcon.Information, TRAY_MESSAGE_MS
+            )
+        else:
+            self._window.statusBar().showMessage(f"{title}: {text}", STATUS_MESSAGE_MS)
+            QApplication.alert(self._window)
+        self.shown.emit(title, text)
+        return True
+
+    def _ensure_tray(self) -> QSystemTrayIcon:
+        if self._tray is None:
+            icon = self._window.windowIcon()
+            if icon.isNull():
+                style = self._window.style()
+                icon = style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxInformation)
+            self._tray = QSystemTrayIcon(icon, self)
+            self._tray.setToolTip("Atrium")
+            self._tray.messageClicked.connect(self._bring_back)
+            self._tray.show()
+        return self._tray
+
+    def _bring_back(self) -> None:
+        self._window.showNormal()
+        self._window.raise_()
+        self._window.activateWindow()
+
+
+class RunNotices:
+    """Watches the session: a run that ends (finished or failed) or asks a question becomes a
+    notification (which `Notifier` shows only when the window is not focused)."""
+
+    def __init__(self, state: SessionState, notifier: Notifier) -> None:
+        self._state = state
+        self._notifier = notifier
+        self._last_status: dict[str, str] = {}
+        state.run_state_changed.connect(self._on_run_state_changed)
+        state.inbox.added.connect(self._on_interrupt_added)
+
+    def _title(self, thread_id: str) -> str:
+        thread = self._state.threads.get(thread_id)
+        return thread.title if thread is not None else "Atrium"
+
+    def _on_run_state_changed(self, thread_id: str) -> None:
+        run = self._state.run_state(thread_id)
+        before = self._last_status.get(thread_id)
+        self._last_status[thread_id] = run.status
+        if before != "running" or run.status == "running":
+            return
+        if run.status == "idle":
+            self._notifier.notify(self._title(thread_id), "The agent finished.")
+        elif run.status == "failed":
+            error = run.error or "see the window"
+            self._notifier.notify(self._title(thread_id), f"The run failed: {error}")
+
+    def _on_interrupt_added(self, thread_id: str, interrupt: InterruptInfo) -> None:
+        asks = interrupt.title or "a decision"
+        self._notifier.notify(self._title(thread_id), f"The agent asks: {asks}")
