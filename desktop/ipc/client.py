@@ -1,9 +1,11 @@
 """`RpcClient`: JSON-RPC 2.0 over the sidecar's stdio, typed with `sidecar.protocol`.
 
 Requests never block: `request()` returns a `PendingRequest` at once and the reply completes it
-later. `run/event` notifications come out of `run_event_received` as `RunEventParams`. On every
-(re)start of the process the client sends `initialize` first and holds other requests until the
-reply; requests in flight when the process dies fail with `ClientErrorCode.SIDECAR_EXITED`.
+later. The sidecar's stdout is decoded off the GUI thread (`FrameReader`); frames arrive here in
+batches, already parsed and validated. `run/event` notifications come out of
+`run_event_received` as `RunEventParams`. On every (re)start of the process the client sends
+`initialize` first and holds other requests until the reply; requests in flight when the
+process dies fail with `ClientErrorCode.SIDECAR_EXITED`.
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ import itertools
 import logging
 import sys
 
-from pydantic import ValidationError
 from PySide6.QtCore import QObject, Signal
 
 from desktop.ipc.errors import ClientErrorCode, client_error
-from desktop.ipc.framing import FrameError, LineBuffer, TypedNotification, parse_frame
+from desktop.ipc.framing import Decoded, FrameError, TypedNotification, TypedResponse
 from desktop.ipc.pending import PendingRequest
 from desktop.ipc.process import SidecarProcess
+from desktop.ipc.reader import FrameReader
 from sidecar.protocol import (
     METHODS,
     Empty,
@@ -66,17 +68,20 @@ class RpcClient(QObject):
         self._process = process
         self._hello = InitializeParams(client_name=client_name, client_version=client_version)
         self._ids = itertools.count(1)
-        self._lines = LineBuffer()
-        self._in_flight: dict[int, tuple[PendingRequest, type[WireModel]]] = {}
+        self._reader = FrameReader(parent=self)
+        self._reader.frames_decoded.connect(self._on_frames_decoded)
+        self._in_flight: dict[int, PendingRequest] = {}
         self._queued: list[tuple[PendingRequest, WireModel]] = []
         self._ready = False
         self._accepting = True
+        self._process_gone = False
         self.server_info: InitializeResult | None = None
         process.output_received.connect(self._on_output_received)
         process.started.connect(self._on_started)
         process.died.connect(self._on_died)
         process.gave_up.connect(self._on_gave_up)
         process.stopped.connect(self._on_stopped)
+        process.destroyed.connect(self._on_process_destroyed)
 
     @property
     def is_ready(self) -> bool:
@@ -110,21 +115,25 @@ class RpcClient(QObject):
 
     def notify(self, method: str, params: WireModel) -> None:
         """Send a notification (no reply), e.g. `$/cancelRequest`; dropped when not running."""
+        if self._process_gone:
+            return
         frame = Notification(method=method, params=params.model_dump(mode="json"))
         self._process.write(frame.model_dump_json().encode() + b"\n")
 
     def _send(self, pending: PendingRequest, params: WireModel) -> None:
         body = params.model_dump(mode="json", exclude_none=True)
         frame = Request(id=pending.id, method=pending.method, params=body)
+        self._reader.decoder.expect(pending.id, pending.method, METHODS[pending.method].result)
         if not self._process.write(frame.model_dump_json().encode() + b"\n"):
+            self._reader.decoder.forget(pending.id)
             pending.reject(
                 client_error(ClientErrorCode.NOT_CONNECTED, "the sidecar is not running")
             )
             return
-        self._in_flight[pending.id] = (pending, METHODS[pending.method].result)
+        self._in_flight[pending.id] = pending
 
     def _on_started(self) -> None:
-        self._lines.clear()
+        self._reader.reset()
         self._ready = False
         self._accepting = True
         self.request("initialize", self._hello).then(
@@ -146,13 +155,21 @@ class RpcClient(QObject):
         self.initialize_failed.emit(error)
 
     def _on_died(self, exit_code: int, _stderr_tail: str) -> None:
+        """Requests in flight fail, but only after the output the process wrote before it ended
+        was read: a reply written just before the exit still completes its request."""
         self._ready = False
         error = client_error(
             ClientErrorCode.SIDECAR_EXITED, f"the sidecar exited (code {exit_code})", exit_code
         )
-        in_flight, self._in_flight = self._in_flight, {}
-        for pending, _ in in_flight.values():
-            pending.reject(error)
+        in_flight = list(self._in_flight)
+        self._reader.after_pending(lambda: self._fail_in_flight(in_flight, error))
+
+    def _fail_in_flight(self, request_ids: list[int], error: ErrorObject) -> None:
+        for request_id in request_ids:
+            pending = self._in_flight.pop(request_id, None)
+            if pending is not None:
+                self._reader.decoder.forget(request_id)
+                pending.reject(error)
 
     def _on_gave_up(self) -> None:
         self._stop_accepting("the sidecar keeps dying; restarts gave up")
@@ -160,6 +177,13 @@ class RpcClient(QObject):
     def _on_stopped(self) -> None:
         self._stop_accepting("the sidecar was stopped")
         self._on_died(0, "")
+        self._reader.close()
+
+    def _on_process_destroyed(self) -> None:
+        """The process object is gone: frames still being decoded have no one to answer."""
+        self._process_gone = True
+        self._stop_accepting("the sidecar was stopped")
+        self._reader.close()
 
     def _stop_accepting(self, reason: str) -> None:
         self._ready = False
@@ -172,20 +196,21 @@ class RpcClient(QObject):
             pending.reject(error)
 
     def _on_output_received(self, data: bytes) -> None:
-        for line in self._lines.feed(data):
-            self._handle_line(line)
+        self._reader.feed(data)
 
-    def _handle_line(self, line: bytes) -> None:
-        try:
-            frame = parse_frame(line)
-        except FrameError as exc:
-            logger.warning("ignoring malformed frame from the sidecar (%s): %.200r", exc, line)
-            self.malformed_frame_received.emit(str(exc))
+    def _on_frames_decoded(self, frames: list[Decoded]) -> None:
+        if self._process_gone:
             return
-        try:
-            self._dispatch(frame)
-        except Exception as exc:  # protocol boundary: a failing handler must not cost later frames
-            sys.excepthook(type(exc), exc, exc.__traceback__)
+        for frame in frames:
+            if isinstance(frame, FrameError):
+                self.malformed_frame_received.emit(str(frame))
+                continue
+            try:
+                self._dispatch(frame)
+            except (
+                Exception
+            ) as exc:  # protocol boundary: a failing handler must not cost later frames
+                sys.excepthook(type(exc), exc, exc.__traceback__)
 
     def _dispatch(self, frame: object) -> None:
         if isinstance(frame, TypedNotification):
@@ -193,32 +218,24 @@ class RpcClient(QObject):
                 self.run_event_received.emit(frame.params)
             elif isinstance(frame.params, ServerStatusParams):
                 self.server_status_received.emit(frame.params)
-        elif isinstance(frame, Response):
+        elif isinstance(frame, TypedResponse):
             self._complete(frame)
+        elif isinstance(frame, Response):
+            logger.warning("reply for unknown request id %r: %s", frame.id, frame.error)
         elif isinstance(frame, Request):
             self._refuse(frame)
         elif isinstance(frame, Notification):
             logger.debug("ignoring unknown notification %s", frame.method)
 
-    def _complete(self, response: Response) -> None:
-        request_id = response.id
-        entry = self._in_flight.pop(request_id, None) if isinstance(request_id, int) else None
-        if entry is None:
+    def _complete(self, response: TypedResponse) -> None:
+        pending = self._in_flight.pop(response.id, None)
+        if pending is None:
             logger.warning("reply for unknown request id %r: %s", response.id, response.error)
             return
-        pending, result_model = entry
         if response.error is not None:
             pending.reject(response.error)
-            return
-        try:
-            result = result_model.model_validate({} if response.result is None else response.result)
-        except ValidationError as exc:
-            message = f"{pending.method} returned an invalid result"
-            logger.warning("%s: %s", message, exc)
-            errors = exc.errors(include_url=False, include_context=False)
-            pending.reject(client_error(ClientErrorCode.INVALID_RESULT, message, errors))
-            return
-        pending.resolve(result)
+        elif response.result is not None:
+            pending.resolve(response.result)
 
     def _refuse(self, request: Request) -> None:
         logger.warning("the sidecar sent a request (%s); the desktop serves none", request.method)
