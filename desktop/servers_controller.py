@@ -12,7 +12,7 @@ import logging
 
 from desktop.ipc.pending import PendingRequest, RequestSender, ResultCallback
 from desktop.models.emitter import Emitter
-from desktop.models.servers import GrantsState, ServersState
+from desktop.models.servers import GrantsState, ServersState, grant_key
 from sidecar.protocol import ErrorObject, WireModel
 from sidecar.protocol.servers import (
     Done,
@@ -120,8 +120,14 @@ class ServersController:
         return self._send("grant/list", Done(), "Listing grants", on_list)
 
     def revoke_grant(self, grant: GrantInfo) -> PendingRequest:
-        key = (grant.thread_id, grant.server, grant.tool)
-        params = GrantRevokeParams(thread_id=grant.thread_id, server=grant.server, tool=grant.tool)
+        key = grant_key(grant)
+        params = GrantRevokeParams(
+            thread_id=grant.thread_id,
+            server=grant.server,
+            tool=grant.tool,
+            plan_id=grant.plan_id,
+            task_id=grant.task_id,
+        )
         return self._send(
             "grant/revoke", params, f"Revoking {grant.server}/{grant.tool}",
             lambda _done: self.grants.remove(key),

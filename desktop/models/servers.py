@@ -113,12 +113,24 @@ class ServersState:
             self.upsert(params.server)
 
 
-GrantKey: TypeAlias = tuple[str | None, str, str]
-"""(thread_id, server, tool): what identifies a standing approval (thread None: every thread)."""
+GrantKey: TypeAlias = tuple[str | None, str, str, str | None, str | None]
+"""(thread_id, server, tool, plan_id, task_id): what identifies an approval (thread None: every
+thread; plan and task set: a grant an approved plan minted for one of its tasks)."""
 
 
 def grant_key(grant: GrantInfo) -> GrantKey:
-    return (grant.thread_id, grant.server, grant.tool)
+    return (grant.thread_id, grant.server, grant.tool, grant.plan_id, grant.task_id)
+
+
+def grant_scope(grant: GrantInfo) -> str:
+    """Where the grant holds, in words: a plan's task (and the paths whose changes it accepts),
+    or every call in its thread(s)."""
+    if grant.plan_id is None:
+        return "this thread" if grant.thread_id else "every thread"
+    text = f"plan “{grant.plan_goal or grant.plan_id}”, task {grant.task_id}, until the plan ends"
+    if grant.paths:
+        text += f"; accepts changes in {', '.join(grant.paths)}"
+    return text
 
 
 class GrantsState:

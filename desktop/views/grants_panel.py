@@ -1,4 +1,5 @@
-"""`GrantsPanelDialog`: every standing approval ("always allow"), revocable one by one."""
+"""`GrantsPanelDialog`: every standing approval ("always allow", "this thread") and every grant
+a running plan minted for its tasks, revocable one by one."""
 
 from __future__ import annotations
 
@@ -13,13 +14,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.models.servers import format_when
+from desktop.models.servers import format_when, grant_scope
 from desktop.servers_controller import ServersController
 from desktop.views.text import build_status_label
 from sidecar.protocol import ErrorObject
 from sidecar.protocol.servers import GrantInfo
 
-COLUMNS = ("Thread", "Server", "Tool", "Granted")
+COLUMNS = ("Thread", "Server", "Tool", "Granted", "Scope")
 
 
 class GrantsPanelDialog(QDialog):
@@ -86,6 +87,7 @@ class GrantsPanelDialog(QDialog):
                     grant.server,
                     grant.tool,
                     format_when(grant.created_at),
+                    grant_scope(grant),
                 ]
             )
             item.setToolTip(0, grant.thread_id or "Allowed in every thread")

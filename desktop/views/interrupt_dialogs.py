@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QWidget
 
 from desktop.views.approval_dialog import ApprovalDialog
+from desktop.views.changeset_dialog import ChangesetDialog
 from desktop.views.escalation_dialog import EscalationDialog
 from desktop.views.form_dialog import FormDialog
 from desktop.views.plan_dialog import PlanApprovalDialog
@@ -12,6 +13,7 @@ from desktop.views.question_dialog import QuestionDialog
 from desktop.views.sampling_dialog import SamplingDialog
 from sidecar.protocol import (
     ApprovalInterrupt,
+    ChangesetInterrupt,
     EscalationInterrupt,
     InterruptInfo,
     PlanApprovalInterrupt,
@@ -25,8 +27,9 @@ InterruptDialog = (
     | SamplingDialog
     | PlanApprovalDialog
     | EscalationDialog
+    | ChangesetDialog
 )
-ReplyAwareDialog = PlanApprovalDialog | EscalationDialog
+ReplyAwareDialog = PlanApprovalDialog | EscalationDialog | ChangesetDialog
 """Dialogs that stay open until the sidecar takes the answer and show a refusal in place."""
 
 
@@ -42,6 +45,8 @@ def build_interrupt_dialog(
         return SamplingDialog(interrupt, thread_title, parent)
     if isinstance(interrupt, PlanApprovalInterrupt):
         return PlanApprovalDialog(interrupt, thread_title, parent)
+    if isinstance(interrupt, ChangesetInterrupt):
+        return ChangesetDialog(interrupt, thread_title, parent)
     if isinstance(interrupt, EscalationInterrupt):
         return EscalationDialog(interrupt, thread_title, parent, task_title)
     return QuestionDialog(interrupt, thread_title, parent)

@@ -96,6 +96,11 @@ from sidecar.protocol.plans import (
     TaskStatus,
     WorkdirPolicy,
 )
+from sidecar.protocol.review import (
+    ChangesetFileInfo,
+    ChangesetInterrupt,
+    ChangesetValue,
+)
 
 __all__ = [
     "CANCEL_REQUEST",
@@ -108,6 +113,9 @@ __all__ = [
     "ApprovalValue",
     "AutonomousParams",
     "CancelParams",
+    "ChangesetFileInfo",
+    "ChangesetInterrupt",
+    "ChangesetValue",
     "CoordEmpty",
     "CoordErrorCode",
     "Empty",

@@ -6,8 +6,10 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field
 
+from sidecar.protocol.interrupt_base import InterruptBase as _InterruptBase
 from sidecar.protocol.models_base import WireModel
 from sidecar.protocol.plans import PlanTaskSpec
+from sidecar.protocol.review import ChangesetInterrupt
 
 ThreadStatus: TypeAlias = Literal["idle", "running", "interrupted", "failed", "cancelled"]
 
@@ -84,24 +86,6 @@ class SettingsInfo(WireModel):
     )
     api_key_variable: str | None = Field(
         default=None, description="The environment variable that holds the key, if one does."
-    )
-
-
-class _InterruptBase(WireModel):
-    id: str
-    title: str
-    body: str
-    run_id: str | None = None
-    task_id: str | None = Field(
-        default=None, description="Raised inside this subagent task (None: the main agent)."
-    )
-    live: bool = Field(
-        default=False,
-        description=(
-            "Raised by an MCP server while one of the run's tool calls is in flight: the run "
-            "keeps running, the answer goes straight to the waiting call, and the interrupt is "
-            "dropped if the call ends first."
-        ),
     )
 
 
@@ -205,7 +189,8 @@ InterruptInfo: TypeAlias = Annotated[
     | FormInterrupt
     | SamplingInterrupt
     | PlanApprovalInterrupt
-    | EscalationInterrupt,
+    | EscalationInterrupt
+    | ChangesetInterrupt,
     Field(discriminator="kind"),
 ]
 
@@ -248,6 +233,12 @@ class PlanApprovalValue(WireModel):
     decision: Literal["approve", "reject"]
     tasks: tuple[PlanTaskSpec, ...] | None = None
     reason: str | None = None
+    accept_paths: tuple[str, ...] | None = Field(
+        default=None,
+        description="Workspace paths (relative files or folders) inside which the changes of "
+        "the plan's strong agents are accepted without asking, while the plan runs. Other "
+        "files of a changeset still go to the author; conflicts are never applied.",
+    )
 
 
 class EscalationValue(WireModel):

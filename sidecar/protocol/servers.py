@@ -170,13 +170,19 @@ class Done(WireModel):
 
 class GrantInfo(WireModel):
     """A standing approval: `tool` of `server` may run without asking in this thread, or in
-    every thread when `thread_id` is None ("always allow")."""
+    every thread when `thread_id` is None ("always allow"). With `plan_id` set it is a grant
+    an approved plan minted for one of its tasks: it ends with the plan, and the task's changes
+    inside `paths` are accepted without asking."""
 
     thread_id: str | None
     thread_title: str
     server: str
     tool: str
     created_at: float
+    plan_id: str | None = None
+    plan_goal: str | None = None
+    task_id: str | None = None
+    paths: tuple[str, ...] = ()
 
 
 class GrantListResult(WireModel):
@@ -187,6 +193,8 @@ class GrantRevokeParams(WireModel):
     thread_id: str | None = Field(description="None: the grant for every thread.")
     server: str
     tool: str
+    plan_id: str | None = Field(default=None, description="Set: a plan's grant to its task.")
+    task_id: str | None = None
 
 
 SERVER_METHODS: dict[str, MethodSpec] = {

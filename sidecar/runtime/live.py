@@ -40,6 +40,7 @@ from sidecar.protocol.models import (
     QuestionValue,
     SamplingValue,
 )
+from sidecar.protocol.review import ChangesetValue
 from sidecar.runtime.emitter import RunEmitter
 from sidecar.runtime.errors import InvalidResumeValueError, NoSuchInterruptError
 from sidecar.runtime.wire import interrupt_from_payload
@@ -52,6 +53,7 @@ VALUE_MODELS: dict[str, type[BaseModel]] = {
     "approval": ApprovalValue,
     "question": QuestionValue,
     "escalation": EscalationValue,
+    "changeset": ChangesetValue,
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any, cast
 from sidecar.store.approvals import ApprovalRepo
 from sidecar.store.db import Database
 from sidecar.store.history import HistoryRepo
+from sidecar.store.plan_grants import PlanGrantRepo
 from sidecar.store.plans import PlanRepo
 from sidecar.store.records import MessageRecord, StoredToolCall, ThreadRecord
 from sidecar.store.runs import RunRepo
@@ -52,7 +53,7 @@ def _message(row: sqlite3.Row) -> MessageRecord:
     )
 
 
-class Store(RunRepo, ApprovalRepo, PlanRepo, HistoryRepo):
+class Store(RunRepo, ApprovalRepo, PlanRepo, HistoryRepo, PlanGrantRepo):
     """Threads and the conversation of record, plus runs, interrupts, grants and the journal."""
 
     def __init__(self, db: Database) -> None:

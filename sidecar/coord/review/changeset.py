@@ -33,9 +33,17 @@ class FileChange:
     conflict: bool = False
     size: int = 0
     note: str | None = None
+    link: bool = False
+
+    @property
+    def applicable(self) -> bool:
+        """Whether accepting it can bring it into the workspace (not a conflict, not a link)."""
+        return not (self.conflict or self.link)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        del data["link"]
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +99,7 @@ def _change(
     if (before is not None and before.link) or (after is not None and after.link):
         target = after.link if after is not None else None
         note = f"symbolic link -> {target}" if target else "symbolic link removed"
-        return FileChange(path, status, conflict=conflict, note=note + " (not applied)")
+        return FileChange(path, status, conflict=conflict, note=note + " (not applied)", link=True)
     # The old side: the workspace's file while it is still the base (or, in a conflict, what
     # the author has there now); the new side: the agent's file.
     old = _read(isolation.workspace / path) if current is not None else b""

@@ -31,6 +31,7 @@ from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit
 from sidecar.graph.nodes.tool import record_call, record_result
 from sidecar.graph.state import SubagentInput, TurnState
+from sidecar.graph.subagents.delegation import mint_for_plan
 from sidecar.graph.subagents.plans import completed_specs, task_spec, validate_edit
 from sidecar.graph.subagents.records import emit_plan
 from sidecar.graph.subagents.runner import run_task
@@ -111,6 +112,10 @@ def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
             assert plan is not None
             edited = validate_edit(store, deps.profiles(), plan_id, answer["tasks"])
             store.replace_open_tasks(plan_id, plan.goal, [t.to_json() for t in edited])
+        # The author's yes to the plan is a yes to its tasks' dispatches (DESIGN.md §15).
+        mint_for_plan(
+            store, plan_id, store.tasks(plan_id), deps.profiles(), answer.get("accept_paths")
+        )
     store.set_plan_status(plan_id, "running")
     emit_plan(store, plan_id)
     return {"dispatching": plan_id, "dispatch_phase": "run"}

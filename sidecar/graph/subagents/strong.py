@@ -1,20 +1,29 @@
 """A strong-agent subagent (Claude Code, Codex, OpenClaw): one `agent_run` call on the agents
 MCP server. Its normalized events arrive as progress and are relayed under the task; a CLI
 permission request arrives as an elicitation, which the host turns into a live interrupt named
-after the task; cancelling the attempt cancels the call, which stops the CLI."""
+after the task; cancelling the attempt cancels the call, which stops the CLI.
+
+A strong agent that writes works behind the review gate (`review_gate`, `delegation`): its
+dispatch asks the author first unless a grant covers it, its folder is an isolated copy of the
+workspace (never the workspace itself), and its changes reach the workspace only as the author
+accepts them. A profile with a `fresh` folder works in an empty folder of its own.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
-import subprocess
 from pathlib import Path
 from typing import Any, cast
 
 from sidecar.binding.calls import in_flight
 from sidecar.coord.profiles import AGENTS_SERVER
+from sidecar.coord.review.limits import ReviewError
 from sidecar.graph.deps import GraphDeps
+from sidecar.graph.subagents import review_gate
 from sidecar.graph.subagents.attempt import AttemptContext, AttemptResult
+from sidecar.graph.subagents.delegation import ask_to_delegate
 from sidecar.host.host import ServerUnavailableError
 from sidecar.host.types import UnknownToolError
 
@@ -23,14 +32,34 @@ _CONTINUE = "Continue the task where you left off, then report its result."
 
 
 async def strong_attempt(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult:
+    if not review_gate.gated(ctx.profile):
+        return await _run_agent(deps, ctx, fresh_dir(deps, ctx))
+    await ask_to_delegate(deps, ctx)
+    try:
+        isolation = await review_gate.isolate(deps, ctx)
+    except ReviewError as exc:
+        return AttemptResult(status="failed", error=f"no isolated copy of the workspace: {exc}")
+    try:
+        result = await _run_agent(deps, ctx, isolation.folder)
+    except asyncio.CancelledError:
+        review_gate.discard_later(deps, ctx, isolation)
+        raise
+    if review_gate.is_last(ctx, result):
+        return await review_gate.review(deps, ctx, isolation, result)
+    return result
+
+
+async def _run_agent(deps: GraphDeps, ctx: AttemptContext, folder: Path) -> AttemptResult:
+    """One `agent_run` call with `folder` as the agent's working directory."""
     task, profile = ctx.task, ctx.profile
     resume = ctx.mode in ("continue", "resume") and task.session_ref is not None
     args: dict[str, Any] = {
         "provider": PROVIDERS[profile.kind],
         "instruction": _CONTINUE if resume else _instruction(deps, ctx),
-        "working_dir": str(working_dir(deps, ctx)),
+        "working_dir": str(folder),
         "session": "resume" if resume else "new",
         "timeout_s": profile.timeout,
+        "tool_policy": {"mode": "workspace_write"},
     }
     if resume:
         args["native_session_id"] = task.session_ref
@@ -63,25 +92,10 @@ def _instruction(deps: GraphDeps, ctx: AttemptContext) -> str:
     return prompt
 
 
-def working_dir(deps: GraphDeps, ctx: AttemptContext) -> Path:
-    """The profile's working-dir policy: the workspace, a fresh directory, or a git worktree of
-    the workspace (a fresh directory when the workspace is not a git repository)."""
-    workspace = deps.workspace()
-    policy = ctx.profile.workdir
-    if policy == "workspace":
-        return workspace
-    target = deps.data_dir / "runs" / ctx.task.plan_id / ctx.task.id
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if policy == "worktree":
-        done = subprocess.run(
-            ["git", "-C", str(workspace), "worktree", "add", "--detach", str(target)],
-            capture_output=True,
-            check=False,
-        )
-        if done.returncode == 0:
-            return target
+def fresh_dir(deps: GraphDeps, ctx: AttemptContext) -> Path:
+    """An empty folder of the task's own (a `fresh` profile): nothing in it reaches the
+    workspace, so it needs no review."""
+    target = deps.data_dir / "runs" / ctx.task.plan_id / ctx.task.id / "fresh"
     target.mkdir(parents=True, exist_ok=True)
     return target
 

@@ -1,0 +1,230 @@
+"""The review gate through the real sidecar: a stand-in Codex (tests/fakes/standin_codex.py)
+writes into the folder it is given. Dispatching it asks the author first; it works in an
+isolated copy (a git worktree for a repository), and nothing reaches the workspace until the
+author accepts a file in the changeset; the copy is removed afterwards. A plan's grant covers
+the dispatch and accepts changes inside the paths the author named."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.protocol import InterruptInfo, RunEventParams
+from tests.e2e.harness import Sidecar, event_types
+
+pytestmark = pytest.mark.anyio
+STANDIN = Path(__file__).parents[1] / "fakes" / "standin_codex.py"
+
+
+def _standin(tmp_path: Path, writes: dict[str, str | None], **extra: str) -> dict[str, str]:
+    script = tmp_path / "codex"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN}" "$@"\n')
+    script.chmod(0o755)
+    return {
+        "ATRIUM_CODEX_BIN": str(script),
+        "STANDIN_WRITES": json.dumps(writes),
+        "STANDIN_LOG": str(tmp_path / "standin.log"),
+        **extra,
+    }
+
+
+def _runs(tmp_path: Path) -> list[dict[str, Any]]:
+    log = tmp_path / "standin.log"
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def _files(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_text()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(folder).parts
+    }
+
+
+def _asked(events: list[RunEventParams], kind: str) -> list[InterruptInfo]:
+    return [
+        e.event.interrupt  # type: ignore[union-attr]
+        for e in events
+        if e.event.type == "interrupt" and e.event.interrupt.kind == kind  # type: ignore[union-attr]
+    ]
+
+
+async def _wait_asked(agent: Sidecar, kind: str, count: int = 1) -> InterruptInfo:
+    await agent.wait_for(lambda evs: len(_asked(evs, kind)) >= count, within=90)
+    return _asked(agent.events, kind)[count - 1]
+
+
+async def _answer(agent: Sidecar, thread_id: str, asked: InterruptInfo, value: dict[str, Any]):
+    params = {"thread_id": thread_id, "interrupt_id": asked.id, "value": value}
+    return await agent.call("run/resume", params)
+
+
+async def _start(data: Path, workspace: Path, env: dict[str, str]) -> Sidecar:
+    agent = await Sidecar.start(data, workspace, **env)
+    await agent.call("initialize", {"client_name": "tests"})
+    return agent
+
+
+async def _delegate(agent: Sidecar, text: str) -> tuple[str, str]:
+    thread = await agent.call("thread/create", {})
+    run = await agent.call("run/start", {"thread_id": thread["id"], "text": text})
+    return thread["id"], run["run_id"]
+
+
+async def _task(agent: Sidecar, thread_id: str) -> dict[str, Any]:
+    [task] = (await agent.call("plan/get", {"thread_id": thread_id}))["plans"][-1]["tasks"]
+    return task
+
+
+async def test_the_workspace_is_unchanged_until_the_author_accepts_and_gets_exactly_that_file(
+    sidecar_data: Path, workspace: Path, tmp_path: Path
+):
+    writes = {"new.txt": "from the agent\n", "notes.md": "# Notes\nrewritten by the agent\n"}
+    agent = await _start(sidecar_data, workspace, _standin(tmp_path, writes))
+    before = _files(workspace)
+    try:
+        thread_id, run_id = await _delegate(agent, "/delegate codex Write two files")
+        delegation = await _wait_asked(agent, "approval")
+        assert (delegation.server, delegation.tool) == ("agents", "agent_run")  # type: ignore[union-attr]
+        arguments = delegation.arguments  # type: ignore[union-attr]
+        assert (arguments["agent"], arguments["folder"]) == ("Codex", str(workspace))
+        assert arguments["objective"] == "Write two files"
+        assert "isolated copy" in arguments["permissions"]
+        assert _runs(tmp_path) == []  # nothing was dispatched before the author's yes
+        await _answer(agent, thread_id, delegation, {"decision": "allow_once"})
+
+        review = await _wait_asked(agent, "changeset")
+        files = {f.path: f for f in review.files}  # type: ignore[union-attr]
+        assert {p: f.status for p, f in files.items()} == {
+            "new.txt": "added",
+            "notes.md": "changed",
+        }
+        assert "+rewritten by the agent\n" in files["notes.md"].diff
+        assert _files(workspace) == before  # the agent wrote, the workspace did not change
+        [run] = _runs(tmp_path)
+        folder = Path(run["cwd"])
+        assert folder != workspace and sidecar_data in folder.parents
+        assert review.isolation == "snapshot"  # type: ignore[union-attr]
+        await _answer(agent, thread_id, review, {"accepted": ["new.txt"]})
+        events = await agent.run_to_end(run_id, within=90)
+        assert event_types(events)[-1] == "run_finished"
+        task = await _task(agent, thread_id)
+    finally:
+        await agent.kill()
+    assert _files(workspace) == {**before, "new.txt": "from the agent\n"}
+    assert not folder.exists()  # the copy is removed
+    assert task["status"] == "succeeded"
+    assert "Applied to the workspace: new.txt." in task["summary"]
+    assert "Rejected by the author (not applied): notes.md." in task["summary"]
+
+
+async def test_rejecting_every_file_leaves_the_workspace_unchanged(
+    sidecar_data: Path, workspace: Path, tmp_path: Path
+):
+    writes = {"new.txt": "x\n", "notes.md": None}
+    agent = await _start(sidecar_data, workspace, _standin(tmp_path, writes))
+    before = _files(workspace)
+    try:
+        thread_id, run_id = await _delegate(agent, "/delegate codex Tidy up")
+        await _answer(
+            agent, thread_id, await _wait_asked(agent, "approval"), {"decision": "allow_once"}
+        )
+        review = await _wait_asked(agent, "changeset")
+        statuses = {f.path: f.status for f in review.files}  # type: ignore[union-attr]
+        assert statuses == {"new.txt": "added", "notes.md": "deleted"}
+        await _answer(agent, thread_id, review, {"accepted": []})
+        await agent.run_to_end(run_id, within=90)
+    finally:
+        await agent.kill()
+    assert _files(workspace) == before
+    assert not Path(_runs(tmp_path)[0]["cwd"]).exists()
+
+
+async def test_a_file_the_author_changed_meanwhile_is_shown_as_a_conflict_and_kept(
+    sidecar_data: Path, workspace: Path, tmp_path: Path
+):
+    writes = {"notes.md": "agent's notes\n", "other.txt": "y\n"}
+    authors = {str(workspace / "notes.md"): "the author's notes\n"}
+    env = _standin(tmp_path, writes, STANDIN_ALSO=json.dumps(authors))
+    agent = await _start(sidecar_data, workspace, env)
+    try:
+        thread_id, run_id = await _delegate(agent, "/delegate codex Rewrite the notes")
+        await _answer(
+            agent, thread_id, await _wait_asked(agent, "approval"), {"decision": "allow_thread"}
+        )
+        review = await _wait_asked(agent, "changeset")
+        conflicts = {f.path: f.conflict for f in review.files}  # type: ignore[union-attr]
+        assert conflicts == {"notes.md": True, "other.txt": False}
+        # Accepting the conflict too: it is still not applied.
+        await _answer(agent, thread_id, review, {"accepted": ["notes.md", "other.txt"]})
+        await agent.run_to_end(run_id, within=90)
+        task = await _task(agent, thread_id)
+    finally:
+        await agent.kill()
+    assert (workspace / "notes.md").read_text() == "the author's notes\n"
+    assert (workspace / "other.txt").read_text() == "y\n"
+    assert (
+        "Conflicts (changed in the workspace meanwhile; not applied): notes.md." in task["summary"]
+    )
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "A",
+        "GIT_AUTHOR_EMAIL": "a@example.com",
+        "GIT_COMMITTER_NAME": "A",
+        "GIT_COMMITTER_EMAIL": "a@example.com",
+        "PATH": "/usr/bin:/bin",
+    }
+    done = subprocess.run(
+        ["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env, check=True
+    )
+    return done.stdout
+
+
+async def test_a_plan_grant_covers_the_dispatch_and_accepts_changes_in_named_paths_of_a_repository(
+    sidecar_data: Path, workspace: Path, tmp_path: Path
+):
+    _git(workspace, "init", "-q", "-b", "main")
+    _git(workspace, "add", "-A")
+    _git(workspace, "commit", "-q", "-m", "notes")
+    writes = {"docs/guide.md": "# Guide\n", "notes.md": "# Notes\nchanged\n"}
+    agent = await _start(sidecar_data, workspace, _standin(tmp_path, writes))
+    plan = {
+        "goal": "write the guide",
+        "tasks": [{"id": "guide", "title": "Guide", "objective": "Write docs", "profile": "codex"}],
+    }
+    try:
+        thread_id, run_id = await _delegate(agent, "/plan " + json.dumps(plan))
+        approval = await _wait_asked(agent, "plan_approval")
+        await agent.run_to_end(run_id, within=60)
+        value = {"decision": "approve", "accept_paths": ["docs"]}
+        resumed = await _answer(agent, thread_id, approval, value)
+        grants = (await agent.call("grant/list", {}))["grants"]
+        review = await _wait_asked(agent, "changeset")
+        assert _asked(agent.events, "approval") == []  # the plan's grant covered the dispatch
+        assert review.isolation == "worktree"  # type: ignore[union-attr]
+        assert review.accepted_by_grant == ("docs/guide.md",)  # type: ignore[union-attr]
+        assert [f.path for f in review.files] == ["notes.md"]  # type: ignore[union-attr]
+        assert (workspace / "docs" / "guide.md").read_text() == "# Guide\n"
+        folder = Path(_runs(tmp_path)[0]["cwd"])
+        assert str(folder) in _git(workspace, "worktree", "list")
+        await _answer(agent, thread_id, review, {"accepted": []})
+        await agent.run_to_end(resumed["run_id"], within=90)
+        after = (await agent.call("grant/list", {}))["grants"]
+    finally:
+        await agent.kill()
+    assert [(g["plan_id"], g["task_id"], g["paths"]) for g in grants if g.get("plan_id")] == [
+        (approval.plan_id, "guide", ["docs"])  # type: ignore[union-attr]
+    ]
+    assert not [g for g in after if g.get("plan_id")]  # the grant ended with the plan
+    assert (workspace / "notes.md").read_text() == "# Notes\nthe river is wide\n"
+    assert _git(workspace, "worktree", "list").count("\n") == 1  # the worktree is gone
+    assert not folder.exists()
