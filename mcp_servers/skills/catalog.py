@@ -1,0 +1,224 @@
+"""Finding and checking skills: folders in the Agent Skills layout (`<name>/SKILL.md`).
+
+A skill is a folder holding `SKILL.md`: YAML frontmatter with `name` and `description`, then a
+Markdown body, and optionally `scripts/`, `references/` and `assets/`. Roots are searched in
+precedence order (highest first); a name already taken by an earlier skill is listed as a
+duplicate with its error, never silently dropped. The published rules are checked:
+
+- `name`: 1 to 64 characters of `a-z`, `0-9` and `-`, no leading, trailing or double hyphen, equal
+  to the folder's name;
+- `description`: 1 to 1,024 characters;
+- the file is UTF-8, the body at most `MAX_BODY_BYTES`, and the folder lies inside its root
+  (a symlinked skill folder pointing elsewhere is refused).
+
+A skill with any error is still listed (with `errors`), so the author sees it in the Skills panel;
+only a skill without errors is offered to the model.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import frontmatter  # pyright: ignore[reportMissingTypeStubs]
+import yaml
+
+SKILL_FILE = "SKILL.md"
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+MAX_BODY_BYTES = 256 * 1024
+"""A body past this is refused: it could never fit a context (the spec asks for < 5,000 tokens)."""
+MAX_SKILLS_PER_ROOT = 5000
+"""Folders past this many in one root are not read (and the listing says so)."""
+RESOURCE_DIRS = ("scripts", "references", "assets")
+
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True, slots=True)
+class SkillRoot:
+    """A folder of skill folders, and the name it goes by (`workspace:.agents`, `account`)."""
+
+    path: Path
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    """One skill folder as found. `errors` empty: the skill may be offered to the model."""
+
+    name: str
+    description: str
+    path: Path
+    source: str
+    body_bytes: int = 0
+    errors: tuple[str, ...] = ()
+    resources: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def default_roots(workspace: Path | None, account_dir: Path | None) -> list[SkillRoot]:
+    """The roots in precedence order: the workspace's `.agents/skills` (the layout Codex and
+    Goose read), its `.claude/skills` (Claude Code's), then the account's skills folder."""
+    roots: list[SkillRoot] = []
+    if workspace is not None:
+        roots.append(SkillRoot(workspace / ".agents" / "skills", "workspace:.agents"))
+        roots.append(SkillRoot(workspace / ".claude" / "skills", "workspace:.claude"))
+    if account_dir is not None:
+        roots.append(SkillRoot(account_dir, "account"))
+    return roots
+
+
+def scan(roots: Sequence[SkillRoot]) -> list[Skill]:
+    """Every skill folder under `roots`, in precedence order then by folder name."""
+    found: list[Skill] = []
+    taken: dict[str, Skill] = {}
+    for root in roots:
+        for folder in _folders(root.path):
+            skill = read_skill(folder, root)
+            first = taken.get(skill.name) if skill.name else None
+            if first is not None:
+                skill = _with_error(skill, f"duplicate name: {first.source} {first.path.name} wins")
+            elif skill.name:
+                taken[skill.name] = skill
+            found.append(skill)
+    return found
+
+
+def _folders(root: Path) -> list[Path]:
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return []
+    folders = [Path(e.path) for e in entries if e.is_dir() and not e.name.startswith(".")]
+    return folders[:MAX_SKILLS_PER_ROOT]
+
+
+def read_skill(folder: Path, root: SkillRoot) -> Skill:
+    """Read and check one skill folder; problems become `errors`, never exceptions."""
+    base = Skill(name=folder.name, description="", path=folder, source=root.source)
+    if not _inside(folder, root.path):
+        return _with_error(base, "the folder is a link to a place outside its skills folder")
+    skill_file = folder / SKILL_FILE
+    try:
+        raw = skill_file.read_bytes()
+    except FileNotFoundError:
+        return _with_error(base, f"no {SKILL_FILE} in the folder")
+    except OSError as exc:
+        return _with_error(base, f"{SKILL_FILE} cannot be read: {exc.strerror}")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return _with_error(base, f"{SKILL_FILE} is not UTF-8 (byte {exc.start})")
+    try:
+        post = frontmatter.loads(text)
+    except (yaml.YAMLError, ValueError) as exc:
+        return _with_error(base, f"the frontmatter is not valid YAML: {_first_line(exc)}")
+    meta: dict[str, object] = dict(post.metadata)
+    name = meta.get("name")
+    description = meta.get("description")
+    body_bytes = len(post.content.encode("utf-8"))
+    skill = Skill(
+        name=name if isinstance(name, str) else folder.name,
+        description=description.strip() if isinstance(description, str) else "",
+        path=folder,
+        source=root.source,
+        body_bytes=body_bytes,
+        resources=_resources(folder),
+    )
+    errors = list(_check(meta, folder.name, body_bytes))
+    return _with_error(skill, *errors) if errors else skill
+
+
+def _check(meta: dict[str, object], folder_name: str, body_bytes: int) -> Iterable[str]:
+    name, description = meta.get("name"), meta.get("description")
+    if not meta:
+        yield "no frontmatter: SKILL.md must start with '---', a name and a description"
+        return
+    if not isinstance(name, str) or not name:
+        yield "frontmatter has no name"
+    elif len(name) > MAX_NAME:
+        yield f"name is {len(name)} characters (at most {MAX_NAME})"
+    elif not _NAME.match(name):
+        yield "name must be lower-case letters, digits and single hyphens inside"
+    elif name != folder_name:
+        yield f"name {name!r} differs from its folder {folder_name!r}"
+    if not isinstance(description, str) or not description.strip():
+        yield "frontmatter has no description"
+    elif len(description) > MAX_DESCRIPTION:
+        yield f"description is {len(description)} characters (at most {MAX_DESCRIPTION})"
+    if body_bytes > MAX_BODY_BYTES:
+        yield f"body is {body_bytes:,} bytes (at most {MAX_BODY_BYTES:,})"
+
+
+def _resources(folder: Path) -> tuple[str, ...]:
+    out: list[str] = []
+    for sub in RESOURCE_DIRS:
+        base = folder / sub
+        if not base.is_dir() or base.is_symlink():
+            continue
+        for dirpath, _dirs, files in os.walk(base):
+            for file in sorted(files):
+                out.append(str((Path(dirpath) / file).relative_to(folder)))
+            if len(out) > 500:
+                return tuple(out[:500])
+    return tuple(out)
+
+
+def _inside(folder: Path, root: Path) -> bool:
+    try:
+        return folder.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
+
+
+def _with_error(skill: Skill, *errors: str) -> Skill:
+    return Skill(
+        name=skill.name,
+        description=skill.description,
+        path=skill.path,
+        source=skill.source,
+        body_bytes=skill.body_bytes,
+        errors=(*skill.errors, *errors),
+        resources=skill.resources,
+    )
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def body(skill: Skill) -> str:
+    """The skill's instructions (the Markdown after the frontmatter).
+
+    Raises:
+        OSError: the file went away or cannot be read.
+        ValueError: it is no longer valid (re-checked: it may have changed since the scan).
+    """
+    text = (skill.path / SKILL_FILE).read_bytes().decode("utf-8-sig")
+    post = frontmatter.loads(text)
+    content = str(post.content)
+    if len(content.encode("utf-8")) > MAX_BODY_BYTES:
+        raise ValueError(f"body is larger than {MAX_BODY_BYTES:,} bytes")
+    return content
+
+
+def signature(roots: Sequence[SkillRoot]) -> tuple[tuple[str, int, int], ...]:
+    """What changes when a skill is added, removed or edited: each root's and each SKILL.md's
+    modification time and size (cheap: one stat per skill)."""
+    parts: list[tuple[str, int, int]] = []
+    for root in roots:
+        for path in (root.path, *(f / SKILL_FILE for f in _folders(root.path))):
+            try:
+                st = path.stat()
+            except OSError:
+                parts.append((str(path), -1, -1))
+                continue
+            parts.append((str(path), st.st_mtime_ns, st.st_size))
+    return tuple(parts)
