@@ -16,6 +16,7 @@ $(STAMP): $(BIN)/python requirements.lock pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
+	$(BIN)/python -m desktop.preflight
 	$(BIN)/atrium
 
 test: $(STAMP) lint typecheck contracts unit
