@@ -86,6 +86,20 @@ def workspace_spec(root: Path) -> ServerSpec:
     return ServerSpec(name="workspace", target=target, trusted=True)
 
 
+def skills_spec(workspace: Path, data: Path) -> ServerSpec:
+    """Skills in process: the workspace's `.agents/skills` and `.claude/skills`, then the
+    account's `<data dir>/skills`; their scripts run in the sandbox runner under the data dir."""
+
+    def target() -> Any:
+        from mcp_servers.skills import build_server
+        from mcp_servers.skills.catalog import default_roots
+
+        roots = default_roots(workspace, data / "skills")
+        return build_server(roots, sandbox_dir=data / "sandbox" / "skills")
+
+    return ServerSpec(name="skills", target=target, trusted=True)
+
+
 def sandbox_spec(workdir: Path) -> ServerSpec:
     def target() -> Any:
         from mcp import StdioServerParameters
@@ -185,7 +199,12 @@ class SidecarApp:
         self.planner = PlannerProvider(self.settings, os.environ)
         self.features = HostFeatures(workspace, sampler=LMSampler(self.planner.config))
         self.host = ToolHost(
-            [workspace_spec(workspace), sandbox_spec(data / "sandbox"), agents_spec(data)],
+            [
+                workspace_spec(workspace),
+                sandbox_spec(data / "sandbox"),
+                agents_spec(data),
+                skills_spec(workspace, data),
+            ],
             config_file=ConfigFile(data / "mcp.json"),
             features=self.features,
         )
@@ -292,6 +311,7 @@ class SidecarApp:
 
     async def _workspace_changed(self, root: Path) -> None:
         await self.host.replace(workspace_spec(root))
+        await self.host.replace(skills_spec(root, self.data))
         await self.features.set_workspace(root)
 
     async def _on_server_notification(self, server: str, method: str) -> None:
