@@ -3,6 +3,11 @@
 END (run_finished), interrupt (interrupt events, then run_finished with outcome interrupted),
 cancel (run_cancelled; the last checkpoint is kept) and error (run_failed; recorded on the
 thread; `run/retry` continues from the last good checkpoint).
+
+An interrupt is durable before anyone hears of it: its record, the run's end and the thread's
+status are committed in one transaction, and only then is the event sent. A call that may have
+run before a crash (`CallUncertainError` from the tool node) pauses the turn on the author's
+question about it (see `sidecar.runtime.recovery`).
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ from sidecar.protocol import (
     RunStarted,
 )
 from sidecar.runtime.emitter import RunEmitter
-from sidecar.runtime.wire import graph_event, interrupt_from_payload
+from sidecar.runtime.recovery import ask_uncertain
+from sidecar.runtime.wire import graph_event, interrupt_from_payload, interrupt_info
 from sidecar.store import Store
+from sidecar.store.uncertain import CallUncertainError
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +57,8 @@ async def drive(
         store.end_run(run_id, "cancelled")
         store.set_thread_status(thread_id, "cancelled")
         return RunCancelled()
+    except CallUncertainError as exc:
+        return _await_decision(store, emit, exc.key)
     except PlannerError as exc:
         return _fail(store, emit, exc.code, str(exc), exc.details)
     except RequiredServerError as exc:
@@ -58,12 +67,17 @@ async def drive(
         log.exception("run %s failed", run_id)
         return _fail(store, emit, "internal", f"{type(exc).__name__}: {exc}")
     if snapshot.interrupts:
-        for pending in snapshot.interrupts:
-            payload = dict(pending.value)
-            store.save_interrupt(pending.id, thread_id, run_id, payload["kind"], payload)
-            emit(InterruptEvent(interrupt=interrupt_from_payload(pending.id, run_id, payload)))
-        store.end_run(run_id, "interrupted")
-        store.set_thread_status(thread_id, "interrupted")
+        events: list[InterruptEvent] = []
+        with store.transaction():
+            for pending in snapshot.interrupts:
+                payload = dict(pending.value)
+                store.raise_interrupt(pending.id, thread_id, run_id, payload["kind"], payload)
+                info = interrupt_from_payload(pending.id, run_id, payload)
+                events.append(InterruptEvent(interrupt=info))
+            store.end_run(run_id, "interrupted")
+            store.set_thread_status(thread_id, "interrupted")
+        for event in events:
+            emit(event)
         return RunFinished(outcome="interrupted")
     # The turn is complete and its messages are in the store: its checkpoints hold nothing
     # that is still needed, so storage per turn stays flat.
@@ -83,6 +97,24 @@ def _forward(emit: RunEmitter, chunk: Any) -> None:
         emit(graph_event(chunk))
     except ValidationError:
         log.exception("dropping a malformed graph event: %r", chunk)
+
+
+def _await_decision(store: Store, emit: RunEmitter, key: str) -> RunEventBody:
+    """The turn waits on the author's decision about a call that may have run: the pending
+    question about it (asked anew if none is pending) is sent once it is committed."""
+    intent = store.open_intent(key)
+    if intent is None:
+        return _fail(store, emit, "internal", f"call {key} is no longer open")
+    with store.transaction():
+        question = store.pending_uncertain_question(key)
+        if question is None:
+            question = ask_uncertain(store, intent, emit.run_id, [])
+        store.end_run(emit.run_id, "interrupted")
+        store.set_thread_status(emit.thread_id, "interrupted")
+    for record in store.pending_interrupts(emit.thread_id):
+        if record.id == question:
+            emit(InterruptEvent(interrupt=interrupt_info(record)))
+    return RunFinished(outcome="interrupted")
 
 
 def _fail(

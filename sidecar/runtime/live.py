@@ -12,7 +12,8 @@ owns the call (found through `sidecar.binding.calls`) raises a live interrupt:
    and its own check (e.g. the form's schema);
 4. if the call ends first (finished, timed out, run cancelled), the interrupt is dropped and
    the server gets a cancel/refusal. If the sidecar dies, the call dies with it; on restart
-   `drop_after_crash` marks the interrupt dropped and the usual crash recovery applies.
+   `sidecar.runtime.recovery` folds the question into the new question about the call (a write
+   that may have run) or names it in the thread's error (a read-only call asks again on retry).
 """
 
 from __future__ import annotations
@@ -158,10 +159,3 @@ class LiveInterrupts:
     def _drop_one(self, interrupt_id: str) -> None:
         """Mark one unanswered live interrupt dropped (its call or run ended first)."""
         self._store.drop_interrupt(interrupt_id)
-
-
-def drop_after_crash(store: Store, thread_id: str, run_id: str) -> None:
-    """After a crash: a run that was running can only have left live interrupts pending (its
-    graph interrupts would have ended it first); they can never be answered now."""
-    if any(i.run_id == run_id for i in store.pending_interrupts(thread_id)):
-        store.drop_pending_interrupts(thread_id)

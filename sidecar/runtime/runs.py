@@ -9,35 +9,35 @@ from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from sidecar.binding.calls import bind_run
 from sidecar.coord.dag import PlanError
 from sidecar.coord.profiles import DEFAULT_PROFILES, Profile
 from sidecar.graph.commands import is_command
 from sidecar.graph.subagents.plans import validate_edit
-from sidecar.protocol import ApprovalValue, PlanApprovalValue, QuestionValue, RunCancelled
+from sidecar.protocol import RunCancelled
 from sidecar.runtime.drive import drive
 from sidecar.runtime.emitter import EventSink, RunEmitter
 from sidecar.runtime.errors import (
     InvalidResumeValueError,
-    NoSuchInterruptError,
     NothingToResumeError,
     ThreadBusyError,
 )
+from sidecar.runtime.interrupts import (
+    Origin,
+    checked_value,
+    graph_waits_on_author,
+    origin_of,
+    pending_record,
+)
 from sidecar.runtime.lanes import Lanes
-from sidecar.runtime.live import LiveInterrupts, drop_after_crash
+from sidecar.runtime.live import LiveInterrupts
+from sidecar.runtime.recovery import answer_uncertain, close_as_uncertain, recover_after_crash
 from sidecar.store import Store
+from sidecar.store.uncertain import journal_key
 
 log = logging.getLogger(__name__)
 
-_RESUME_MODELS: dict[str, type[BaseModel]] = {
-    "approval": ApprovalValue,
-    "question": QuestionValue,
-    "plan_approval": PlanApprovalValue,
-}
-ABANDONED = "Not run: the author started a new message before this call finished."
-CRASHED = "The sidecar stopped during this run."
+ABANDONED = "No result: the author started a new message before this call finished."
 RunEndListener = Callable[[str, str, Any], None]
 
 
@@ -81,11 +81,9 @@ class RunManager:
         self._end_listeners.append(listener)
 
     def recover_after_crash(self) -> None:
-        """Runs left 'running' by a killed sidecar become failed turns that `retry` continues."""
-        for run in self._store.runs_in_status("running"):
-            self._store.end_run(run.id, "failed", CRASHED)
-            self._store.set_thread_status(run.thread_id, "failed", CRASHED)
-            drop_after_crash(self._store, run.thread_id, run.id)
+        """Runs left 'running' by a killed sidecar become failed turns that `retry` continues,
+        or turns waiting on the author's decision about a call that may have run."""
+        recover_after_crash(self._store)
 
     async def start(
         self,
@@ -123,8 +121,11 @@ class RunManager:
         )
 
     async def resume(self, thread_id: str, interrupt_id: str, value: dict[str, Any]) -> str:
-        """Raises:
-        ThreadNotFoundError, ThreadBusyError, NoSuchInterruptError, InvalidResumeValueError.
+        """Answer any pending interrupt of the thread: the one resume path (see
+        `sidecar.runtime.interrupts` for the origins and what an answer does in each).
+
+        Raises:
+            ThreadNotFoundError, ThreadBusyError, NoSuchInterruptError, InvalidResumeValueError.
 
         A live interrupt (raised during a tool call of the running turn) is answered in place:
         the returned id is the running turn's."""
@@ -132,22 +133,23 @@ class RunManager:
         if self._live is not None and self._live.owns(interrupt_id):
             return self._live.resolve(thread_id, interrupt_id, value)
         self._ensure_idle(thread_id)
-        pending = {i.id: i for i in self._store.pending_interrupts(thread_id)}
-        record = pending.get(interrupt_id)
-        if record is None or record.kind not in _RESUME_MODELS:
-            raise NoSuchInterruptError(interrupt_id)
-        try:
-            checked = _RESUME_MODELS[record.kind].model_validate(value).model_dump(mode="json")
-        except ValidationError as exc:
-            raise InvalidResumeValueError(str(exc)) from exc
-        if record.kind == "plan_approval":
-            self._check_plan_edit(record.payload, checked)
-        from langgraph.types import Command
+        record = pending_record(self._store, thread_id, interrupt_id)
+        graph_input: Any = None
+        if origin_of(self._store, record) is Origin.UNCERTAIN:
+            question = self._store.uncertain_question(interrupt_id)
+            assert question is not None
+            graph, saver = await self.compiled()
+            answer_uncertain(self._store, question, value)
+        else:
+            checked = checked_value(record.kind, value)
+            if record.kind == "plan_approval":
+                self._check_plan_edit(record.payload, checked)
+            from langgraph.types import Command
 
-        graph, saver = await self.compiled()
-        self._store.answer_interrupt(interrupt_id, checked)
-        command = Command(resume={interrupt_id: checked})
-        return self._launch(thread_id, "resume", graph, saver, command, resumed=True)
+            graph, saver = await self.compiled()
+            self._store.answer_interrupt(interrupt_id, checked)
+            graph_input = Command(resume={interrupt_id: checked})
+        return self._launch(thread_id, "resume", graph, saver, graph_input, resumed=True)
 
     async def retry(self, thread_id: str) -> str:
         """Continue a failed, cancelled or crashed turn from its last checkpoint.
@@ -159,7 +161,8 @@ class RunManager:
         self._ensure_idle(thread_id)
         graph, saver = await self.compiled()
         snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
-        if not snapshot.next or snapshot.interrupts:
+        # Not `snapshot.interrupts`: after a crash it still lists a question already answered.
+        if not snapshot.next or graph_waits_on_author(self._store, thread_id):
             raise NothingToResumeError(thread_id)
         return self._launch(thread_id, "retry", graph, saver, None, resumed=True)
 
@@ -231,16 +234,28 @@ class RunManager:
         """A new message closes whatever the last turn left open, so no call in the
         conversation stays without a result."""
         for call in self._store.unanswered_tool_calls(thread_id):
+            text, is_error = self._unfinished_result(thread_id, call.id)
             self._store.add_message(
                 thread_id,
                 "tool",
-                ABANDONED,
+                text,
                 message_id=f"{call.id}:result",
                 tool_call_id=call.id,
-                is_error=True,
+                is_error=is_error,
             )
         self._store.drop_pending_interrupts(thread_id)
         await saver.adelete_thread(thread_id)
+
+    def _unfinished_result(self, thread_id: str, call_id: str) -> tuple[str, bool]:
+        """What the conversation records for a call the last turn left without a result: the
+        journal's result if it ran, "uncertain" if it may have run, else "not run"."""
+        key = journal_key(thread_id, call_id)
+        entry = self._store.journal_entry(key)
+        if entry is None:
+            return ABANDONED, True
+        if entry.result is not None:
+            return str(entry.result.get("text", "")), bool(entry.result.get("is_error"))
+        return close_as_uncertain(self._store, key), True
 
     def _launch(
         self,

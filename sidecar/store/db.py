@@ -11,7 +11,7 @@ from sidecar.store.history import create_message_index
 from sidecar.store.plan_grants import PLAN_GRANT_SCHEMA
 from sidecar.store.plans import PLAN_SCHEMA
 from sidecar.store.queue import QUEUE_SCHEMA
-from sidecar.store.queue import QUEUE_SCHEMA
+from sidecar.store.uncertain import UNCERTAIN_SCHEMA
 
 SCHEMA_VERSION = 2
 
@@ -154,6 +154,7 @@ def open_database(path: Path, *, busy_timeout_ms: int = 10_000) -> Database:
         conn.executescript(QUEUE_SCHEMA)
         conn.executescript(QUEUE_SCHEMA)
         create_message_index(conn)
+        conn.executescript(UNCERTAIN_SCHEMA)
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),

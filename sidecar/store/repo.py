@@ -17,6 +17,7 @@ from sidecar.store.plan_grants import PlanGrantRepo
 from sidecar.store.plans import PlanRepo
 from sidecar.store.records import MessageRecord, StoredToolCall, ThreadRecord
 from sidecar.store.runs import RunRepo
+from sidecar.store.uncertain import UncertainRepo
 
 
 class ThreadNotFoundError(LookupError):
@@ -53,7 +54,7 @@ def _message(row: sqlite3.Row) -> MessageRecord:
     )
 
 
-class Store(RunRepo, ApprovalRepo, PlanRepo, HistoryRepo, PlanGrantRepo):
+class Store(RunRepo, ApprovalRepo, PlanRepo, HistoryRepo, UncertainRepo, PlanGrantRepo):
     """Threads and the conversation of record, plus runs, interrupts, grants and the journal."""
 
     def __init__(self, db: Database) -> None:

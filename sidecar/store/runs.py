@@ -67,6 +67,20 @@ class RunRepo:
             (interrupt_id, thread_id, run_id, kind, json.dumps(payload), time.time()),
         )
 
+    def raise_interrupt(
+        self, interrupt_id: str, thread_id: str, run_id: str, kind: str, payload: object
+    ) -> None:
+        """Record a graph interrupt as pending. The graph may raise an id again that was
+        answered before (a node re-run after its answer): that is a new question, pending again
+        until answered, never a question that looks answered."""
+        self.conn.execute(
+            "INSERT INTO interrupts(id, thread_id, run_id, kind, payload, created_at)"
+            " VALUES (?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET status = 'pending',"
+            " run_id = excluded.run_id, kind = excluded.kind, payload = excluded.payload,"
+            " answer = NULL, answered_at = NULL",
+            (interrupt_id, thread_id, run_id, kind, json.dumps(payload), time.time()),
+        )
+
     def pending_interrupts(self, thread_id: str) -> list[InterruptRecord]:
         rows = self.conn.execute(
             "SELECT * FROM interrupts WHERE thread_id = ? AND status = 'pending'"

@@ -1,8 +1,10 @@
 """tool: run the next pending call through the host: permission → approval → journal → call.
 
 One call per pass, so a pass raises at most one interrupt and re-running it on resume repeats
-no side effect: the journal answers for a call that already ran, and a call that may have run
-before a crash (an intent with no result) is put to the author again, marked uncertain.
+no side effect: the journal answers for a call that already ran. A call that may have run
+before a crash (an intent with no result) never runs again on its own, not even on an approval
+LangGraph replays from before the crash: it raises `CallUncertainError`, and the turn waits on
+the author's decision (mark as done / run again / skip, see `sidecar.store.uncertain`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from sidecar.host import drift, permissions
 from sidecar.host.host import ServerUnavailableError, ToolHost
 from sidecar.host.types import HostTool, ToolOutcome, UnknownToolError, split_name
 from sidecar.store import Store
-from sidecar.store.records import StoredToolCall
+from sidecar.store.records import JournalRecord, StoredToolCall
+from sidecar.store.uncertain import AGAIN, CallUncertainError, journal_key
 
 
 def agent_profile(deps: GraphDeps, state: TurnState) -> Profile | None:
@@ -34,10 +37,6 @@ def agent_profile(deps: GraphDeps, state: TurnState) -> Profile | None:
         # A profile removed mid-run leaves the subagent nothing rather than everything.
         return Profile(id="removed", name="removed", tools_allowed=("-",))
     return profile
-
-
-def journal_key(thread_id: str, call_id: str) -> str:
-    return f"{thread_id}:{call_id}"
 
 
 def make_tool(deps: GraphDeps):
@@ -101,8 +100,10 @@ async def run_call(deps: GraphDeps, thread_id: str, call: dict[str, Any]) -> Too
     entry = store.journal_entry(key)
     if entry is not None and entry.result is not None:
         outcome = ToolOutcome.from_json(entry.result)
+    elif entry is not None:
+        outcome = await _run_again(deps, thread_id, call, entry)
     else:
-        outcome = await _permitted_call(deps, thread_id, call, uncertain=entry is not None)
+        outcome = await _permitted_call(deps, thread_id, call)
     record_result(store, thread_id, call["id"], outcome)
     return outcome
 
@@ -114,9 +115,23 @@ def _split(name: str) -> tuple[str, str]:
         return "", name
 
 
-async def _permitted_call(
-    deps: GraphDeps, thread_id: str, call: dict[str, Any], *, uncertain: bool
+async def _run_again(
+    deps: GraphDeps, thread_id: str, call: dict[str, Any], entry: JournalRecord
 ) -> ToolOutcome:
+    """A call with an intent and no result runs only on the author's "run again"."""
+    if entry.status != AGAIN:
+        raise CallUncertainError(entry.key)
+    await deps.host.wait_ready()
+    await deps.host.wait_for_tool(call["name"])
+    try:
+        tool = deps.host.find(call["name"])
+    except UnknownToolError as exc:
+        return ToolOutcome(is_error=True, text=f"Unknown tool: {exc}")
+    deps.store.rearm_intent(entry.key)
+    return await _execute(deps, thread_id, tool, call)
+
+
+async def _permitted_call(deps: GraphDeps, thread_id: str, call: dict[str, Any]) -> ToolOutcome:
     store, host = deps.store, deps.host
     await host.wait_ready()
     await host.wait_for_tool(call["name"])
@@ -127,8 +142,8 @@ async def _permitted_call(
     changed = _definition_change(store, tool)
     granted = store.has_grant(thread_id, tool.server, tool.tool)
     verdict = permissions.decide(tool, thread_granted=granted, drifted=changed is not None)
-    if verdict == "ask" or (uncertain and not tool.read_only):
-        payload = await _approval_payload(host, tool, call, uncertain=uncertain, changed=changed)
+    if verdict == "ask":
+        payload = await _approval_payload(host, tool, call, changed=changed)
         answer = _as_dict(interrupt(payload))
         decision = answer.get("decision")
         if decision in ("allow_once", "allow_thread", "allow_always"):
@@ -190,14 +205,12 @@ async def _execute(
 
 
 async def _approval_payload(
-    host: ToolHost, tool: HostTool, call: dict[str, Any], *, uncertain: bool, changed: str | None
+    host: ToolHost, tool: HostTool, call: dict[str, Any], *, changed: str | None
 ) -> dict[str, Any]:
     diff = await _preview(host, tool, call["arguments"])
     body = f"{tool.server} wants to run {tool.tool}."
     if changed is not None:
         body += " Its definition changed since you approved it; it is held until you approve again."
-    if uncertain:
-        body += " It may already have run before the sidecar stopped; allowing runs it again."
     return {
         "kind": "approval",
         "title": f"Allow {tool.name}?",
@@ -207,7 +220,6 @@ async def _approval_payload(
         "arguments": call["arguments"],
         "call_id": call["id"],
         "diff": diff,
-        "uncertain": uncertain,
         "definition_changed": changed is not None,
         "definition_diff": changed,
     }

@@ -106,7 +106,7 @@ async def test_a_model_error_fails_the_run_with_its_code_and_retry_recovers(rig:
     assert rig.store.recent_messages(thread.id, 10)[-1].content == "back"
 
 
-async def test_a_call_cut_off_mid_run_is_asked_again_marked_uncertain(rig: Rig):
+async def test_a_call_cut_off_mid_run_runs_again_only_when_the_author_says_so(rig: Rig):
     thread = rig.store.create_thread("t")
     rig.store.add_grant(thread.id, "slow", "hold")
     rig.planner.script += [call("h1", "slow__hold", label="x")]
@@ -121,8 +121,13 @@ async def test_a_call_cut_off_mid_run_is_asked_again_marked_uncertain(rig: Rig):
     retried = await rig.runs.retry(thread.id)
     events = await rig.finish(retried)
     interrupt = next(e.event.interrupt for e in events if e.event.type == "interrupt")  # type: ignore[union-attr]
-    assert interrupt.kind == "approval" and interrupt.uncertain is True
-    resumed = await rig.runs.resume(thread.id, interrupt.id, {"decision": "allow_once"})
+    assert interrupt.kind == "question" and interrupt.choices == (
+        "Mark as done",
+        "Run again",
+        "Skip",
+    )
+    assert rig.hold.calls == 1
+    resumed = await rig.runs.resume(thread.id, interrupt.id, {"answer": "Run again"})
     await rig.finish(resumed)
     assert rig.hold.calls == 2
     assert rig.store.unanswered_tool_calls(thread.id) == []
