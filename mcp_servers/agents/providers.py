@@ -27,6 +27,14 @@ ENV_VARS: dict[Provider, str] = {
     "openclaw": "ATRIUM_OPENCLAW_BIN",
 }
 VERSION_TIMEOUT_S = 15.0
+INSTALL_HINTS: dict[Provider, str] = {
+    "claude": "npm install -g @anthropic-ai/claude-code",
+    "codex": "npm install -g @openai/codex",
+    "openclaw": (
+        "`make peers` installs the pinned openclaw (npm, 2026.9.6; needs Node >= 24.16) into "
+        ".cache/peers; then set ATRIUM_OPENCLAW_BIN to .cache/peers/bin/openclaw"
+    ),
+}
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
 
 
@@ -35,7 +43,9 @@ class ProviderInfo(BaseModel):
 
     `source` says where the executable came from (`env`: the ATRIUM_*_BIN variable, `path`:
     the command on PATH). `version` is the number parsed from `version_text`, the first line
-    `--version` printed. `error` explains why a CLI is not usable.
+    `--version` printed. `error` explains why a CLI is not usable (with the CLI's own first
+    complaint, e.g. OpenClaw's "Node 20.20.2: node:sqlite is unavailable; use 24.16+"), and
+    `hint` says how to install or fix it.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -47,6 +57,7 @@ class ProviderInfo(BaseModel):
     version: str | None = None
     version_text: str | None = None
     error: str | None = None
+    hint: str | None = None
 
 
 class ProvidersReport(BaseModel):
@@ -93,10 +104,17 @@ async def probe_provider(provider: Provider, env: Mapping[str, str]) -> Provider
             installed=False,
             source=source,
             error=f"{COMMANDS[provider]} not found on {where}",
+            hint=INSTALL_HINTS[provider],
         )
     info = ProviderInfo(provider=provider, installed=True, executable=executable, source=source)
     try:
         text = await _version_line(executable, env)
+    except subprocess.CalledProcessError as exc:
+        said = _first_line(exc.stderr) or _first_line(exc.stdout)
+        error = f"`{executable} --version` exited with {exc.returncode}" + (
+            f": {said}" if said else ""
+        )
+        return info.model_copy(update={"error": error, "hint": INSTALL_HINTS[provider]})
     except (OSError, subprocess.SubprocessError, TimeoutError) as exc:
         return info.model_copy(update={"error": f"`{executable} --version` failed: {exc}"})
     match = _VERSION.search(text)
@@ -135,3 +153,12 @@ async def _version_line(executable: str, env: Mapping[str, str]) -> str:
             if line.strip():
                 return line.strip()
     return ""
+
+
+def _first_line(output: object) -> str:
+    """The first non-empty line of a process's captured output (bytes or text)."""
+    if isinstance(output, bytes):
+        output = output.decode("utf-8", errors="replace")
+    if not isinstance(output, str):
+        return ""
+    return next((line.strip() for line in output.splitlines() if line.strip()), "")

@@ -13,11 +13,18 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import secrets
+import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 OPENCLAW_PACKAGE = "openclaw"
 OPENCLAW_VERSION = "2026.9.6"
@@ -156,6 +163,107 @@ def _write_wrapper(node: Path, peers_dir: Path) -> None:
     wrapper.parent.mkdir(parents=True, exist_ok=True)
     wrapper.write_text(f'#!/bin/sh\nexec "{node}" "{entry}" "$@"\n')
     wrapper.chmod(0o755)
+
+
+# -- a Gateway for tests and benchmarks -----------------------------------------------------------
+
+GATEWAY_START_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class RunningGateway:
+    """A Gateway started on a free loopback port, with its token and state folder."""
+
+    url: str
+    token: str
+    port: int
+    state_dir: Path
+    pid: int
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def openclaw_gateway(
+    install: OpenClawInstall,
+    state_dir: Path,
+    config: Mapping[str, Any],
+    *,
+    port: int | None = None,
+    token: str | None = None,
+) -> Iterator[RunningGateway]:
+    """Run `openclaw gateway run` with `config` (its `gateway` section is filled in) in
+    `state_dir` as HOME, until the block ends; yields once it logged `[gateway] ready`.
+
+    Raises:
+        OpenClawUnavailable: it exited or did not get ready within GATEWAY_START_TIMEOUT_S.
+    """
+    port = port or free_port()
+    token = token or secrets.token_hex(16)
+    auth = {"mode": "token", "token": token}
+    gateway: dict[str, Any] = {"mode": "local", "port": port, "bind": "loopback", "auth": auth}
+    folder = state_dir / ".openclaw"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "openclaw.json").write_text(json.dumps({**config, "gateway": gateway}, indent=2))
+    env = {
+        "HOME": str(state_dir),
+        "PATH": os.pathsep.join([str(install.node.parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "LANG": "C.UTF-8",
+        "NO_COLOR": "1",
+        "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+    }
+    proc = subprocess.Popen(
+        [str(install.executable), "gateway", "run", "--port", str(port)],
+        env=env,
+        cwd=state_dir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    ready = threading.Event()
+    log: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.append(line.rstrip())
+            if "[gateway] ready" in line:
+                ready.set()
+        ready.set()  # EOF: it exited
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        if not ready.wait(GATEWAY_START_TIMEOUT_S) or proc.poll() is not None:
+            tail = "\n".join(log[-20:])
+            raise OpenClawUnavailable(f"the Gateway did not get ready on port {port}:\n{tail}")
+        yield RunningGateway(f"ws://127.0.0.1:{port}", token, port, state_dir, proc.pid)
+    finally:
+        _stop_group(proc)
+        reader.join(10.0)
+        if proc.stdout is not None and not reader.is_alive():
+            proc.stdout.close()
+
+
+def _stop_group(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM, then SIGKILL, to the Gateway's process group."""
+    for sig, grace in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(grace)
+            break
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def main() -> int:

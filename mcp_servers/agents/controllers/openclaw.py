@@ -9,19 +9,29 @@ with a config whose workspace is the run's working dir, whose model is Atrium's,
 allow/deny lists carry Atrium's tool policy. After the CLI exits, the run's rows of OpenClaw's
 session transcript (SQLite, read-only) become tool_call / tool_result / message events.
 
-Modes: embedded (`--local`) here; a configured Gateway is driven over its WebSocket protocol by
-`OpenClawGatewayController` (`controllers/openclaw_gateway.py`). `mode="gateway"` without a
-usable Gateway fails the run with one line saying why, never a silent success.
+Modes: `local` runs embedded (`--local`) here; `gateway` runs on the configured Gateway over its
+WebSocket protocol (`OpenClawGatewayController`), and a Gateway it cannot use fails the run with one
+line saying why, never a silent success; `auto` (default) probes the configured Gateway
+(`gateway_url`, else `$ATRIUM_OPENCLAW_GATEWAY_URL`; token: `gateway_token`, else
+`$ATRIUM_OPENCLAW_GATEWAY_TOKEN`) and uses it when it answers and a token is set, else runs
+embedded and says why in the result's notes.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
+from types import TracebackType
 from typing import ClassVar
 
+import anyio
+import anyio.abc
+
 from mcp_servers.agents.controllers.config import OpenClawConfig
+from mcp_servers.agents.controllers.openclaw_gateway import OpenClawGatewayController, probe_gateway
 from mcp_servers.agents.controllers.openclaw_state import (
     build_config,
     last_seq,
@@ -35,10 +45,11 @@ from mcp_servers.agents.controllers.openclaw_state import (
 from mcp_servers.agents.controllers.prompting import compose_prompt
 from mcp_servers.agents.controllers.run_state import RunState
 from mcp_servers.agents.controllers.runner import SubprocessController
+from mcp_servers.agents.events import AgentEvent
 from mcp_servers.agents.parsers.base import StreamParser
 from mcp_servers.agents.parsers.openclaw import OpenClawOutputParser
-from mcp_servers.agents.requests import StartRequest
-from mcp_servers.agents.results import AppliedPolicy
+from mcp_servers.agents.requests import PermissionDecision, ResumeRequest, StartRequest
+from mcp_servers.agents.results import AppliedPolicy, OperatorResult
 from mcp_servers.agents.traces import default_trace_dir
 
 
@@ -53,6 +64,105 @@ class OpenClawController(SubprocessController):
         super().__init__(self.openclaw_config)
         self._session: str | None = None
         self._start_seq = -1
+        self._gateway: OpenClawGatewayController | None = None
+        self._mode_note: str | None = None
+
+    # -- mode: a Gateway run is delegated, an embedded one runs here -------------------------
+
+    def gateway_settings(self) -> tuple[str | None, str | None]:
+        """The Gateway URL and token: the config's, else the environment's."""
+        cfg = self.openclaw_config
+        env = {**os.environ, **cfg.env}
+        url = cfg.gateway_url or env.get("ATRIUM_OPENCLAW_GATEWAY_URL") or None
+        token = cfg.gateway_token or env.get("ATRIUM_OPENCLAW_GATEWAY_TOKEN") or None
+        return url, token
+
+    async def pick_mode(self) -> OpenClawGatewayController | None:
+        """The Gateway controller for this run, or None to run embedded (with `_mode_note`)."""
+        cfg = self.openclaw_config
+        self._mode_note = None
+        if cfg.mode == "local":
+            return None
+        url, token = self.gateway_settings()
+        if cfg.mode == "auto":
+            if url is None:
+                return None
+            reason = await probe_gateway(url, cfg.gateway_probe_s)
+            if reason is None and not token:
+                reason = "needs a token (gateway_token / ATRIUM_OPENCLAW_GATEWAY_TOKEN)"
+            if reason is not None:
+                self._mode_note = f"OpenClaw Gateway at {url} {reason}; ran embedded (--local)"
+                return None
+        settings = cfg.model_copy(update={"gateway_url": url, "gateway_token": token})
+        gateway = OpenClawGatewayController(settings)
+        assert self._group is not None
+        await self._group.start(self._host_gateway, gateway)
+        return gateway
+
+    async def _host_gateway(
+        self,
+        gateway: OpenClawGatewayController,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        async with gateway:
+            task_status.started()
+            await gateway.stopped.wait()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._gateway is not None:
+            self._gateway.stopped.set()
+        await super().__aexit__(exc_type, exc, tb)
+
+    async def start(self, request: StartRequest) -> None:
+        await self._begin(request)
+
+    async def resume(self, request: ResumeRequest) -> None:
+        await self._begin(request)
+
+    async def _begin(self, request: StartRequest) -> None:
+        if self._gateway is not None:
+            self._gateway.stopped.set()
+        self._gateway = await self.pick_mode() if self._group is not None else None
+        if self._gateway is not None:
+            await (
+                self._gateway.resume(request)
+                if isinstance(request, ResumeRequest)
+                else self._gateway.start(request)
+            )
+        elif isinstance(request, ResumeRequest):
+            await super().resume(request)
+        else:
+            await super().start(request)
+
+    def stream(self) -> AsyncIterator[AgentEvent]:
+        return self._gateway.stream() if self._gateway is not None else super().stream()
+
+    async def interrupt(self) -> None:
+        if self._gateway is not None:
+            await self._gateway.interrupt()
+        else:
+            await super().interrupt()
+
+    async def answer_permission(self, request_id: str, decision: PermissionDecision) -> None:
+        if self._gateway is not None:
+            await self._gateway.answer_permission(request_id, decision)
+        else:
+            await super().answer_permission(request_id, decision)
+
+    async def wait(self) -> OperatorResult:
+        return await (self._gateway.wait() if self._gateway is not None else super().wait())
+
+    @property
+    def result(self) -> OperatorResult | None:
+        return self._gateway.result if self._gateway is not None else super().result
+
+    # -- embedded runs -----------------------------------------------------------------------
 
     def session_for(self, request: StartRequest, resume_id: str | None) -> str:
         """The session id an attempt uses: the resumed one, or a fresh one per run."""
@@ -118,7 +228,7 @@ class OpenClawController(SubprocessController):
 
     def notes(self, request: StartRequest) -> list[str]:
         cfg = self.openclaw_config
-        notes: list[str] = []
+        notes: list[str] = [self._mode_note] if self._mode_note else []
         if not cfg.isolate:
             notes.append("OpenClaw runs in its own configured workspace; working_dir is the cwd")
             if request.model:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from mcp_servers.agents.controllers import OpenClawConfig, OpenClawController
-from mcp_servers.agents.events import Completed, MessageCompleted, SessionStarted
-from mcp_servers.agents.requests import ResumeRequest, StartRequest
+from mcp_servers.agents.controllers.openclaw_state import model_from_settings
+from mcp_servers.agents.events import Completed, Failed, MessageCompleted, SessionStarted
+from mcp_servers.agents.requests import ResumeRequest, StartRequest, ToolPolicy
 from mcp_servers.agents.results import ErrorCode
 from tests.mcp_servers.agents.helpers import LOCAL_TRANSCRIPTS, collect, fake_log, fake_settings
 
@@ -71,3 +73,129 @@ async def test_cli_error_without_document_is_a_process_failure(tmp_path: Path) -
 
     assert result.status == "failed"
     assert result.error is not None and result.error.code is ErrorCode.PROCESS_EXITED
+
+
+# -- isolation, model and policy, mode choice ------------------------------------------------
+
+
+async def test_each_session_runs_in_its_own_state_folder_with_atriums_workspace_and_model(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    settings = {
+        "ATRIUM_MODEL": "anthropic/claude-sonnet-4-5",
+        "ATRIUM_MODEL_API_BASE": "http://127.0.0.1:9/v1",
+        "ATRIUM_MODEL_API_KEY": "sk-one-key",
+    }
+    ctl = controller(tmp_path, LOCAL_TRANSCRIPTS / "openclaw_real_plain.txt", **settings)
+    request = StartRequest(
+        session_id="atrium-3",
+        working_dir=work,
+        instruction="x",
+        tool_policy=ToolPolicy(mode="read_only", disallowed_tools=("browser",)),
+    )
+    async with ctl:
+        await ctl.start(request)
+        await collect(ctl)
+        result = await ctl.wait()
+
+    session = ctl.session_for(request, None)
+    state = tmp_path / "openclaw-state" / session
+    config = json.loads((state / ".openclaw" / "openclaw.json").read_text())
+    assert config["agents"]["defaults"]["workspace"] == str(work)
+    assert config["agents"]["defaults"]["skipBootstrap"] is True
+    assert config["agents"]["defaults"]["model"] == {"primary": "atrium/claude-sonnet-4-5"}
+    provider = config["models"]["providers"]["atrium"]
+    assert (provider["api"], provider["baseUrl"], provider["apiKey"]) == (
+        "anthropic-messages",
+        "http://127.0.0.1:9",
+        "sk-one-key",
+    )
+    assert config["update"] == {"checkOnStart": False}
+    assert {"write", "edit", "apply_patch", "group:runtime", "browser"} <= set(
+        config["tools"]["deny"]
+    )
+    assert "--local" in fake_log(tmp_path, "argv")[0]["argv"]
+    assert result.policy is not None and result.policy.native[0] == "tools.deny"
+    assert "cannot ask for approval" in result.policy.note
+    assert not list(work.iterdir())
+
+
+def test_chat_completions_models_get_a_v1_base_and_their_provider_key() -> None:
+    env = {"ATRIUM_MODEL": "openai/gpt-5", "OPENAI_API_KEY": "sk-openai"}
+
+    model = model_from_settings(env)
+
+    assert model is not None
+    assert (model.api, model.base_url, model.model_id, model.api_key) == (
+        "openai-completions",
+        "https://api.openai.com/v1",
+        "gpt-5",
+        "sk-openai",
+    )
+    local = model_from_settings({"ATRIUM_MODEL_API_BASE": "http://localhost:11434"}, "qwen3")
+    assert local is not None and local.base_url == "http://localhost:11434/v1"
+    assert model_from_settings({}) is None
+
+
+async def test_gateway_mode_without_a_token_fails_with_one_line_saying_why(
+    tmp_path: Path,
+) -> None:
+    ctl = OpenClawController(
+        OpenClawConfig(
+            **fake_settings(tmp_path, None),
+            mode="gateway",
+            gateway_url="ws://127.0.0.1:9",
+        )
+    )
+    request = StartRequest(session_id="atrium-3", working_dir=tmp_path, instruction="x")
+    async with ctl:
+        await ctl.start(request)
+        events = await collect(ctl)
+        result = await ctl.wait()
+
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code is ErrorCode.CONFIGURATION
+    assert result.error.message.startswith("OpenClaw Gateway needs a token: ")
+    assert "\n" not in result.error.message
+    assert isinstance(events[-1], Failed)
+    assert fake_log(tmp_path, "argv") == []
+
+
+async def test_gateway_mode_with_nothing_listening_fails_as_unreachable(tmp_path: Path) -> None:
+    settings = fake_settings(tmp_path, None)
+    ctl = OpenClawController(
+        OpenClawConfig(
+            **settings, mode="gateway", gateway_url="ws://127.0.0.1:9", gateway_token="t"
+        )
+    )
+    request = StartRequest(session_id="atrium-3", working_dir=tmp_path, instruction="x")
+    async with ctl:
+        await ctl.start(request)
+        await collect(ctl)
+        result = await ctl.wait()
+
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code is ErrorCode.MODEL_UNREACHABLE
+    assert result.error.message.startswith("OpenClaw Gateway at ws://127.0.0.1:9: not reachable")
+
+
+async def test_auto_mode_runs_embedded_when_the_configured_gateway_does_not_answer(
+    tmp_path: Path,
+) -> None:
+    settings = fake_settings(tmp_path, LOCAL_TRANSCRIPTS / "openclaw_real_plain.txt")
+    ctl = OpenClawController(
+        OpenClawConfig(**settings, gateway_url="ws://127.0.0.1:9", gateway_token="t")
+    )
+    request = StartRequest(session_id="atrium-3", working_dir=tmp_path, instruction="x")
+    async with ctl:
+        await ctl.start(request)
+        await collect(ctl)
+        result = await ctl.wait()
+
+    assert result.status == "success"
+    assert "--local" in fake_log(tmp_path, "argv")[0]["argv"]
+    assert any(
+        n.startswith("OpenClaw Gateway at ws://127.0.0.1:9 not reachable") for n in result.notes
+    )
