@@ -7,6 +7,13 @@ Command line (the official SDKs' controlled mode):
 The prompt goes to stdin as a stream-json user message. `can_use_tool` control requests become
 `permission_request` events and are answered with `control_response` lines. After the result
 the host closes stdin; stopping is interrupt request -> close stdin -> SIGTERM -> SIGKILL.
+A run the author stopped before its result ends `interrupted`, whatever the CLI prints after
+the interrupt request.
+
+Applied policy inside Atrium: the sidecar gives a writing Claude Code task an isolated copy of
+the workspace as its working directory (the review gate), so `workspace_write` maps to
+`acceptEdits` there: edits land in the copy, and only the files the author accepts in the
+changeset reach the workspace. Anything beyond edits still asks Atrium.
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ class ClaudeCodeController(SubprocessController):
         self.claude_config = config or ClaudeCodeConfig()
         super().__init__(self.claude_config)
         self._interrupts = 0
+        self._stopped_by_author: set[str] = set()
 
     def build_argv(self, request: StartRequest, resume_id: str | None) -> list[str]:
         cfg = self.claude_config
@@ -150,6 +158,8 @@ class ClaudeCodeController(SubprocessController):
 
     async def stop_process(self, run: RunState, io: AttemptIO) -> None:
         cfg = self.config
+        if run.stop_reason == "interrupt" and not io.terminal.is_set():
+            self._stopped_by_author.add(run.request.run_id)
         if io.proc.returncode is None and not io.terminal.is_set():
             self._interrupts += 1
             request_id = f"atrium_interrupt_{self._interrupts}"
@@ -163,6 +173,14 @@ class ClaudeCodeController(SubprocessController):
                 StopStep("sigkill", cfg.term_grace_s),
             ]
         )
+
+    def on_exited(self, run: RunState) -> None:
+        # The author stopped the run before its result, and this controller told the CLI so:
+        # whatever the CLI printed afterwards (its own success result, an error, nothing), the
+        # run ends `interrupted`. A result that came before the stop still stands.
+        if run.request.run_id in self._stopped_by_author:
+            self._stopped_by_author.discard(run.request.run_id)
+            run.parser.acc.outcome = None
 
     async def answer_permission(self, request_id: str, decision: PermissionDecision) -> None:
         run = self._require_run()

@@ -7,6 +7,11 @@ not global in clap, and root options are inherited by `resume`):
 (approval policy `never`), so Atrium's tool policy becomes the sandbox mode and the result says
 so. Stopping is SIGINT -> SIGTERM -> SIGKILL to the process group; any exit code is accepted
 after a stop.
+
+Applied policy inside Atrium: since exec mode never asks, the sidecar never points a writing
+Codex task at the author's workspace. It gets an isolated copy (a git worktree or a snapshot
+folder, the review gate) as `-C`, so `workspace-write` confines its writes to the copy, and
+only the files the author accepts from the changeset reach the workspace.
 """
 
 from __future__ import annotations

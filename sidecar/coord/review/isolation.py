@@ -76,7 +76,8 @@ def create_isolation(workspace: Path, root: Path, deadline: Deadline) -> Isolati
     """Make (or find again) the isolated copy of `workspace` under `root`.
 
     Raises:
-        ReviewError: the workspace is missing, or too large for a snapshot; git failed.
+        ReviewError: the workspace is missing, or too large for a snapshot; `root` is inside
+            the workspace; git failed.
         ReviewTimeoutError: past the deadline (what was made is removed).
     """
     existing = load_isolation(root)
@@ -85,6 +86,9 @@ def create_isolation(workspace: Path, root: Path, deadline: Deadline) -> Isolati
     workspace = workspace.resolve()
     if not workspace.is_dir():
         raise ReviewError(f"the workspace {workspace} is not a folder")
+    if root.resolve().is_relative_to(workspace):
+        # The agent's copy would be part of what it copies (and of what it may change).
+        raise ReviewError(f"the isolated copy {root} would be inside the workspace")
     if root.exists():
         _discard_partial(root, deadline)
     root.mkdir(parents=True)

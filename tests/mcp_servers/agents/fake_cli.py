@@ -15,6 +15,9 @@ FAKE_CLI_SPAWN_CHILD  start a grandchild that ignores SIGINT/SIGTERM and holds s
 FAKE_CLI_EXTRA_LINES  after the first line, write a blank line, a non-JSON line and a 2 MiB line
 FAKE_CLI_EXIT_CODE   exit code after a normal replay (default 0)
 FAKE_CLI_LINGER      (Claude) keep running after stdin closes (a CLI hanging after its result)
+FAKE_CLI_AFTER_INTERRUPT  (Claude) what follows an interrupt instead of the aborted result:
+                     `continue` replays the rest of the transcript (its own result included),
+                     `exit:N` acknowledges and exits with code N at once, printing nothing more
 
 In Claude mode it waits for the user message on stdin, blocks at every `can_use_tool` control
 request until the matching `control_response` arrives, answers an `interrupt` control request
@@ -172,9 +175,13 @@ def run_claude(argv: list[str]) -> int:
         if hang_after is not None and index >= int(hang_after):
             stdin.interrupted.wait()
         if stdin.interrupted.is_set():
-            if not stdin.eof.is_set():
-                emit(aborted_result(session_id))
-            break
+            after = os.environ.get("FAKE_CLI_AFTER_INTERRUPT", "")
+            if after.startswith("exit:"):
+                os._exit(int(after[5:]))
+            if after != "continue":
+                if not stdin.eof.is_set():
+                    emit(aborted_result(session_id))
+                break
         emit(line)
         message = _json_or_none(line)
         session_id = message.get("session_id", session_id) if message else session_id

@@ -135,3 +135,9 @@ def test_a_step_past_its_deadline_raises_and_leaves_nothing(plain_workspace: Pat
     with pytest.raises(ReviewTimeoutError):
         create_isolation(plain_workspace, tmp_path / "iso", Deadline(0))
     assert not (tmp_path / "iso").exists()
+
+
+def test_a_copy_inside_the_workspace_is_refused(plain_workspace: Path):
+    with pytest.raises(ReviewError, match="inside the workspace"):
+        create_isolation(plain_workspace, plain_workspace / ".atrium" / "iso", Deadline(30))
+    assert not (plain_workspace / ".atrium").exists()
