@@ -16,7 +16,17 @@ from collections.abc import Awaitable, Callable
 # Before anything can import LiteLLM: no fetch of its model-cost map from the network.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from bench import bundle, cold_start, long_thread, mcp_large, parse, ping, subagents, turn
+from bench import (
+    agents,
+    bundle,
+    cold_start,
+    long_thread,
+    mcp_large,
+    parse,
+    ping,
+    subagents,
+    turn,
+)
 from bench._report import Line, say, summary
 
 Benchmark = Callable[[], Awaitable[list[Line]]]
@@ -30,6 +40,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     subagents.NAME: subagents.run,
     parse.NAME: parse.run,
     bundle.NAME: bundle.run,
+    agents.NAME: agents.run,
 }
 
 
