@@ -6,11 +6,14 @@
 happen). Otherwise it shows a system tray message when the platform has a tray, else an
 in-window fallback: the status bar says it and the taskbar entry asks for attention
 (`QApplication.alert`). Every notification shown is also emitted as `shown(title, text)`.
+
+A burst never becomes a storm: the first notice shows at once, and whatever arrives in the
+next `quiet_ms` is shown as one summary ("12 updates: …") when that time is up.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QMainWindow, QStyle, QSystemTrayIcon
 
 from desktop.models.session import SessionState
@@ -18,6 +21,8 @@ from sidecar.protocol import InterruptInfo
 
 TRAY_MESSAGE_MS = 8000
 STATUS_MESSAGE_MS = 15_000
+QUIET_MS = 2000  # at most one notification per this long
+SUMMARY_ITEMS = 3  # notices named in a summary before "…"
 
 
 class Notifier(QObject):
@@ -28,16 +33,42 @@ class Notifier(QObject):
 
     shown = Signal(str, str)
 
-    def __init__(self, window: QMainWindow) -> None:
+    def __init__(self, window: QMainWindow, quiet_ms: int = QUIET_MS) -> None:
         super().__init__(window)
         self._window = window
         self._tray: QSystemTrayIcon | None = None
         self.via_tray = QSystemTrayIcon.isSystemTrayAvailable()
+        self._waiting: list[tuple[str, str]] = []
+        self._quiet = QTimer(self)
+        self._quiet.setSingleShot(True)
+        self._quiet.setInterval(quiet_ms)
+        self._quiet.timeout.connect(self._flush)
 
     def notify(self, title: str, text: str) -> bool:
-        """Show `title`/`text` unless the window is active; True when shown."""
+        """Tell the author unless the window is active; True when it will be shown (now, or in
+        the summary at the end of the quiet time)."""
         if self._window.isActiveWindow():
             return False
+        if self._quiet.isActive():
+            self._waiting.append((title, text))
+        else:
+            self._show(title, text)
+            self._quiet.start()
+        return True
+
+    def _flush(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        if not waiting:
+            return
+        if len(waiting) == 1:
+            self._show(*waiting[0])
+        else:
+            named = "; ".join(f"{title}: {text}" for title, text in waiting[:SUMMARY_ITEMS])
+            more = "; …" if len(waiting) > SUMMARY_ITEMS else ""
+            self._show("Atrium", f"{len(waiting)} updates: {named}{more}")
+        self._quiet.start()
+
+    def _show(self, title: str, text: str) -> None:
         if self.via_tray:
             self._ensure_tray().showMessage(
                 title, text, QSystemTrayIcon.MessageIcon.Information, TRAY_MESSAGE_MS
@@ -46,7 +77,6 @@ class Notifier(QObject):
             self._window.statusBar().showMessage(f"{title}: {text}", STATUS_MESSAGE_MS)
             QApplication.alert(self._window)
         self.shown.emit(title, text)
-        return True
 
     def _ensure_tray(self) -> QSystemTrayIcon:
         if self._tray is None:

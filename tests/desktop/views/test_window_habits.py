@@ -330,10 +330,35 @@ def test_a_run_that_finishes_or_asks_while_the_author_is_elsewhere_notifies(
     second = RunScript(run_id="r2")
     window.controller.handle_run_event(second(RunStarted()))
     window.controller.handle_run_event(second(RunFinished()))
+    assert shown == [("One", "The agent finished.")]
     third = RunScript(thread_id="t2", run_id="r3")
     window.controller.handle_run_event(third(RunStarted()))
-    window.controller.handle_run_event(third(InterruptEvent(interrupt=_approval())))
-    assert shown == [("One", "The agent finished."), ("Two", "The agent asks: Write a.md")]
+    with qtbot.waitSignal(window.notifier.shown, timeout=10_000):
+        window.controller.handle_run_event(third(InterruptEvent(interrupt=_approval())))
+    assert shown[1:] == [("Two", "The agent asks: Write a.md")]
+
+
+def test_a_burst_of_questions_while_away_is_one_summary_not_a_storm(
+    qtbot: QtBot, window: MainWindow
+):
+    shown: list[tuple[str, str]] = []
+    window.notifier.shown.connect(lambda title, text: shown.append((title, text)))
+    other = QWidget()
+    qtbot.addWidget(other)
+    other.show()
+    other.activateWindow()
+    qtbot.waitUntil(lambda: not window.isActiveWindow(), timeout=5000)
+    run = RunScript(thread_id="t2")
+    for n in range(300):
+        interrupt = _approval().model_copy(update={"id": f"i{n}", "title": f"Write {n}.md"})
+        window.controller.handle_run_event(run(InterruptEvent(interrupt=interrupt)))
+    assert shown == [("Two", "The agent asks: Write 0.md")]
+    qtbot.waitUntil(lambda: len(shown) == 2, timeout=10_000)
+    title, text = shown[1]
+    assert title == "Atrium" and text.startswith("299 updates: Two: The agent asks: Write 1.md;")
+    assert text.endswith("; …") and len(text) < 200
+    assert window.dialogs == {}  # another thread's questions wait in the inbox
+    assert len(window.state.inbox) == 300
 
 
 def test_about_lists_the_versions_and_esc_closes_it(qtbot: QtBot, window: MainWindow):
