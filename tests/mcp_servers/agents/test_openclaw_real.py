@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,14 +22,16 @@ import anyio
 import pytest
 
 from mcp_servers.agents.controllers import OpenClawConfig, OpenClawController
-from mcp_servers.agents.controllers.openclaw_state import OpenClawModel
+from mcp_servers.agents.controllers.openclaw_state import OpenClawModel, build_config
 from mcp_servers.agents.events import (
     AgentEvent,
     ArtifactCreated,
     Completed,
     Failed,
     MessageCompleted,
+    MessageDelta,
     SessionStarted,
+    StateHint,
     ToolCall,
     ToolResult,
 )
@@ -37,7 +40,12 @@ from mcp_servers.agents.results import ErrorCode, OperatorResult
 from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
 from tests.peers import peer_unavailable
-from tests.setup.openclaw import INSTALL_TIMEOUT_S, OpenClawInstall, OpenClawUnavailable
+from tests.setup.openclaw import (
+    INSTALL_TIMEOUT_S,
+    OpenClawInstall,
+    OpenClawUnavailable,
+    openclaw_gateway,
+)
 from tests.setup.openclaw import install_openclaw as install
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(INSTALL_TIMEOUT_S + 600)]
@@ -77,12 +85,13 @@ def openclaw() -> OpenClawInstall:
 def turns(openclaw: OpenClawInstall, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Turn]:
     """Every scenario, run concurrently against the real CLI."""
     root = tmp_path_factory.mktemp("openclaw")
-    scenarios: dict[str, Callable[[OpenClawInstall, Path, Turn], Awaitable[None]]] = {
+    scenarios: dict[str, Callable[[OpenClawInstall, Path, Turn], Coroutine[Any, Any, None]]] = {
         "plain": plain_turn,
         "tool": tool_turn,
         "resume": resumed_turns,
         "bad_key": bad_key_turn,
         "interrupt": interrupted_turn,
+        "gateway": gateway_turns,
     }
     out = {name: Turn() for name in scenarios}
 
@@ -98,27 +107,34 @@ def turns(openclaw: OpenClawInstall, tmp_path_factory: pytest.TempPathFactory) -
     return out
 
 
-async def _timed(main: Callable[[], Awaitable[None]]) -> float:
+async def _timed(main: Callable[[], Coroutine[Any, Any, None]]) -> float:
     began = anyio.current_time()
     await main()
     return anyio.current_time() - began
 
 
-def controller(
-    openclaw: OpenClawInstall, folder: Path, server: ScriptedModelServer, key: str = KEY
-) -> OpenClawController:
-    model = OpenClawModel(
+def scripted_model(server: ScriptedModelServer, key: str = KEY) -> OpenClawModel:
+    return OpenClawModel(
         api="openai-completions", base_url=server.url + "/v1", model_id="scripted", api_key=key
     )
+
+
+def controller(
+    openclaw: OpenClawInstall,
+    folder: Path,
+    server: ScriptedModelServer,
+    key: str = KEY,
+    **settings: Any,
+) -> OpenClawController:
     config = OpenClawConfig(
         executable=str(openclaw.executable),
         mode="local",
-        model=model,
+        model=scripted_model(server, key),
         state_root=folder / "state",
         trace_dir=folder / "traces",
         exit_grace_s=1.0,
         term_grace_s=0.5,
-    )
+    ).model_copy(update=settings)
     return OpenClawController(config)
 
 
@@ -220,6 +236,58 @@ async def interrupted_turn(openclaw: OpenClawInstall, folder: Path, turn: Turn) 
         release.set()
 
 
+async def gateway_turns(openclaw: OpenClawInstall, folder: Path, turn: Turn) -> None:
+    """Start a Gateway on a free loopback port; a streamed turn, then one aborted mid-turn."""
+    release = threading.Event()
+    held = Reply.text("never finished").after(release, mid_stream=True)
+    streamed = Reply.text("streamed from the gateway, in several chunks of text")
+    try:
+        with openai_chat_server([streamed, held], fallback=held) as server:
+            turn.server, turn.work = server, workspace(folder)
+            config = build_config(turn.work, scripted_model(server), ToolPolicy())
+            began = anyio.current_time()
+            stack = ExitStack()
+            gateway = await anyio.to_thread.run_sync(
+                stack.enter_context, openclaw_gateway(openclaw, folder / "gateway", config)
+            )
+            turn.facts["gateway_start_s"] = anyio.current_time() - began
+            try:
+                ctl = controller(
+                    openclaw,
+                    folder,
+                    server,
+                    mode="gateway",
+                    gateway_url=gateway.url,
+                    gateway_token=gateway.token,
+                )
+                async with ctl:
+                    request = StartRequest(session_id="a", working_dir=turn.work, instruction="hi")
+                    await run(ctl, request, turn)
+                    await ctl.start(request.model_copy(update={"run_id": "gw-abort"}))
+                    events: list[AgentEvent] = []
+                    async with anyio.create_task_group() as group:
+
+                        async def interrupt() -> None:
+                            await anyio.to_thread.run_sync(server.wait_for_generations, 2, 240.0)
+                            turn.facts["interrupted_at"] = anyio.current_time()
+                            await ctl.interrupt()
+
+                        group.start_soon(interrupt)
+                        with anyio.fail_after(TURN_LIMIT_S):
+                            async for event in ctl.stream():
+                                events.append(event)
+                    turn.events.append(events)
+                    turn.results.append(await ctl.wait())
+                    ended = anyio.current_time() - turn.facts["interrupted_at"]
+                    turn.facts["ended_after_s"] = ended
+                    gone = await anyio.to_thread.run_sync(server.disconnects.get, True, 30.0)
+                    turn.facts["disconnected"] = gone.client_disconnected.is_set()
+            finally:
+                await anyio.to_thread.run_sync(stack.close)
+    finally:
+        release.set()
+
+
 def _alive(pid: int | None) -> bool:
     if pid is None:
         return False
@@ -312,3 +380,29 @@ def test_an_interrupt_mid_turn_stops_the_cli_within_two_seconds(turns: dict[str,
     assert turn.facts["ended_after_s"] < 2.0 + 1.0
     assert turn.server is not None
     assert turn.server.disconnects.get(timeout=10).client_disconnected.is_set()
+
+
+def test_a_gateway_turn_streams_deltas_and_an_abort_really_stops_it(
+    turns: dict[str, Turn],
+) -> None:
+    turn = turns["gateway"]
+    first, aborted = turn.results
+
+    print(
+        f"\nopenclaw gateway start: {turn.facts['gateway_start_s']:.1f}s; "
+        f"abort -> run ended: {turn.facts['ended_after_s']:.3f}s"
+    )
+    assert first.status == "success", first.error
+    deltas = turn.of_type(MessageDelta, run=0)
+    assert len(deltas) > 1
+    text = "streamed from the gateway, in several chunks of text"
+    assert "".join(d.text for d in deltas) == text
+    assert first.final_message == text
+    assert any(h.hint == "gateway_run" for h in turn.of_type(StateHint, run=0))
+    assert first.policy is not None and "Gateway" in first.policy.note
+    # The abort reached the Gateway: the run ended interrupted and OpenClaw hung up on the model.
+    assert aborted.status == "interrupted"
+    assert aborted.error is not None and aborted.error.code is ErrorCode.INTERRUPTED
+    [abort] = [h for h in turn.of_type(StateHint, run=1) if h.hint == "gateway_abort"]
+    assert "error" not in abort.detail
+    assert turn.facts["disconnected"] is True
