@@ -1,4 +1,5 @@
-"""Help → About: what is running — the app, the wire protocol, Python, Qt and PySide6."""
+"""Help → About: what is running — the app, the wire protocol, the sidecar, Python, Qt and
+PySide6, and where the data lives."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sidecar.protocol import PROTOCOL_VERSION
+from sidecar.protocol import PROTOCOL_VERSION, InitializeResult
 
 
 def app_version() -> str:
@@ -26,22 +27,33 @@ def app_version() -> str:
         return "development"
 
 
-def version_rows() -> list[tuple[str, str]]:
-    """What the About box lists, in order."""
-    return [
+def version_rows(server: InitializeResult | None = None) -> list[tuple[str, str]]:
+    """What the About box lists, in order (`server`: the running sidecar's answer, if any)."""
+    sidecar = (
+        f"{server.server_version} (protocol {server.protocol_version})"
+        if server is not None
+        else "not connected"
+    )
+    rows = [
         ("Atrium", app_version()),
         ("Protocol", PROTOCOL_VERSION),
+        ("Sidecar", sidecar),
         ("Python", f"{platform.python_version()} ({platform.python_implementation()})"),
         ("Qt", qVersion()),
         ("PySide6", PySide6.__version__),
         ("System", platform.platform(terse=True)),
     ]
+    if server is not None:
+        rows.append(("Data folder", server.data_dir))
+    return rows
 
 
 class AboutDialog(QDialog):
     """Versions, selectable for bug reports; Esc or Close closes it."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, server: InitializeResult | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("About Atrium")
         layout = QVBoxLayout(self)
@@ -50,7 +62,7 @@ class AboutDialog(QDialog):
         layout.addWidget(heading)
         form = QFormLayout()
         self.values: dict[str, QLabel] = {}
-        for name, value in version_rows():
+        for name, value in version_rows(server):
             label = QLabel(value)
             label.setTextFormat(Qt.TextFormat.PlainText)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
