@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from sidecar.protocol import ApprovalValue, PlanApprovalValue, QuestionValue
 from sidecar.protocol.models import EscalationValue, FormValue, SamplingValue
+from sidecar.protocol.review import ChangesetValue
 from sidecar.runtime.errors import InvalidResumeValueError, NoSuchInterruptError
 from sidecar.store import InterruptRecord, Store
 
@@ -38,6 +39,7 @@ VALUE_MODELS: dict[str, type[BaseModel]] = {
     "form": FormValue,
     "sampling": SamplingValue,
     "escalation": EscalationValue,
+    "changeset": ChangesetValue,
 }
 """The answer model of each interrupt kind."""
 

@@ -23,8 +23,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from sidecar.binding.calls import (
     AnswerCheck,
     InFlightCall,
@@ -34,28 +32,11 @@ from sidecar.binding.calls import (
     current_task,
 )
 from sidecar.protocol import InterruptClosed, InterruptEvent
-from sidecar.protocol.models import (
-    ApprovalValue,
-    EscalationValue,
-    FormValue,
-    QuestionValue,
-    SamplingValue,
-)
-from sidecar.protocol.review import ChangesetValue
 from sidecar.runtime.emitter import RunEmitter
 from sidecar.runtime.errors import InvalidResumeValueError, NoSuchInterruptError
+from sidecar.runtime.interrupts import checked_value
 from sidecar.runtime.wire import interrupt_from_payload
 from sidecar.store import Store
-
-VALUE_MODELS: dict[str, type[BaseModel]] = {
-    "form": FormValue,
-    "sampling": SamplingValue,
-    # Subagents' interrupts are live too: the parent run keeps running while they wait.
-    "approval": ApprovalValue,
-    "question": QuestionValue,
-    "escalation": EscalationValue,
-    "changeset": ChangesetValue,
-}
 
 
 @dataclass(eq=False)
@@ -101,10 +82,7 @@ class LiveInterrupts:
         pending = self._pending.get(interrupt_id)
         if pending is None or pending.thread_id != thread_id or pending.future.done():
             raise NoSuchInterruptError(interrupt_id)
-        try:
-            checked = VALUE_MODELS[pending.kind].model_validate(value).model_dump()
-        except ValidationError as exc:
-            raise InvalidResumeValueError(str(exc)) from exc
+        checked = checked_value(pending.kind, value)
         problem = pending.check(checked) if pending.check is not None else None
         if problem is not None:
             raise InvalidResumeValueError(problem)
