@@ -5,8 +5,9 @@ names only the first missing library, and not its package).
 On Linux with the xcb platform (the default, and the fallback on Wayland) it runs `ldd` on the
 xcb platform plugin and the Qt libraries it loads, and reports every library `ldd` cannot find.
 Elsewhere, or when the check itself cannot run (no `ldd`, no plugin file), it says nothing and
-lets the app start: it never blocks a machine that has everything. Exit code 1 means missing
-libraries; 0 otherwise.
+lets the app start: it never blocks a machine that has everything. It also says when there is
+no display to open the window on (no `DISPLAY` or `WAYLAND_DISPLAY`). Exit code 1 means
+something is missing; 0 otherwise.
 """
 
 from __future__ import annotations
@@ -110,6 +111,17 @@ def uses_xcb(env: Mapping[str, str], platform: str = sys.platform) -> bool:
     return asked in ("", "xcb")
 
 
+def display_problem(env: Mapping[str, str]) -> str | None:
+    """Why the window could not open on this session's display, or None."""
+    if env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"):
+        return None
+    return (
+        "Atrium's window needs a display, and this session has none (DISPLAY and "
+        "WAYLAND_DISPLAY are not set). Start it from a desktop session; over SSH use "
+        "`ssh -X`; on a server run it under `xvfb-run make run`."
+    )
+
+
 def find_missing(pyside_dir: Path, ldd: Ldd = run_ldd) -> list[Missing]:
     """Every system library of `_CHECKED` files (those present) that the loader cannot find."""
     names: list[str] = []
@@ -153,13 +165,17 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     env = os.environ if env is None else env
     if not uses_xcb(env):
         return 0
+    problems: list[str] = []
     pyside_dir = _pyside_dir()
-    if pyside_dir is None:
+    missing = find_missing(pyside_dir) if pyside_dir is not None else []
+    if missing:
+        problems.append(report(missing))
+    display = display_problem(env)
+    if display is not None:
+        problems.append(display)
+    if not problems:
         return 0
-    missing = find_missing(pyside_dir)
-    if not missing:
-        return 0
-    print(report(missing), file=sys.stderr)
+    print("\n\n".join(problems), file=sys.stderr)
     return 1
 
 

@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from desktop.preflight import DEBIAN_PACKAGES, Missing, find_missing, missing_in, report, uses_xcb
+from desktop.preflight import (
+    DEBIAN_PACKAGES,
+    Missing,
+    display_problem,
+    find_missing,
+    main,
+    missing_in,
+    report,
+    uses_xcb,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -84,6 +93,27 @@ def test_only_the_xcb_platform_is_checked(env: dict[str, str], platform: str, ex
     assert uses_xcb(env, platform) is expected
 
 
+@pytest.mark.parametrize(
+    ("env", "fine"),
+    [
+        ({"DISPLAY": ":0"}, True),
+        ({"WAYLAND_DISPLAY": "wayland-0"}, True),
+        ({}, False),
+        ({"DISPLAY": ""}, False),
+    ],
+)
+def test_a_session_without_a_display_is_named(env: dict[str, str], fine: bool):
+    problem = display_problem(env)
+    assert (problem is None) is fine
+    if problem is not None:
+        assert "DISPLAY" in problem and "xvfb-run" in problem
+
+
+def test_offscreen_or_another_platform_is_never_blocked(capsys: pytest.CaptureFixture[str]):
+    assert main([], {"QT_QPA_PLATFORM": "offscreen"}) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_the_package_table_names_the_libraries_the_readme_lists():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for package in sorted(set(DEBIAN_PACKAGES.values())):
@@ -101,6 +131,7 @@ def test_make_runs_it_as_a_module_and_it_names_what_a_fake_ldd_misses(tmp_path: 
     fake.write_text("#!/bin/sh\necho '\tlibxcb-keysyms.so.1 => not found'\n")
     fake.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    env["DISPLAY"] = ":99"
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     done = subprocess.run(
         [sys.executable, "-m", "desktop.preflight"],
@@ -109,5 +140,6 @@ def test_make_runs_it_as_a_module_and_it_names_what_a_fake_ldd_misses(tmp_path: 
     assert done.returncode == 1
     assert "libxcb-keysyms.so.1 (package libxcb-keysyms1)" in done.stderr
     assert "sudo apt-get install libxcb-keysyms1" in done.stderr
+    assert "needs a display" not in done.stderr
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     assert "-m desktop.preflight" in makefile
