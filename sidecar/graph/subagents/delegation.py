@@ -39,10 +39,13 @@ async def ask_to_delegate(deps: GraphDeps, ctx: AttemptContext) -> None:
     entry = store.journal_entry(key)
     if entry is not None and entry.result is not None and entry.result.get("decision") in _ALLOWED:
         return
-    store.journal_intent(key, ctx.parent_thread_id, AGENTS_SERVER, DISPATCH_TOOL, {})
     answer = await ctx.ask(_payload(deps, ctx))
     decision = str(answer.get("decision"))
-    store.journal_result(key, {"decision": decision, "reason": answer.get("reason")})
+    # Recorded once answered (never an open intent while the author decides: a crash then
+    # simply asks again, and crash recovery has no half-made call to put to the author).
+    with store.transaction():
+        store.journal_intent(key, ctx.parent_thread_id, AGENTS_SERVER, DISPATCH_TOOL, {})
+        store.journal_result(key, {"decision": decision, "reason": answer.get("reason")})
     if decision == "allow_thread":
         store.add_grant(ctx.parent_thread_id, AGENTS_SERVER, DISPATCH_TOOL)
     elif decision == "allow_always":
