@@ -20,6 +20,7 @@ from sidecar.coord.profiles import ProfilesFile
 from sidecar.handlers.servers import status_notification
 from sidecar.handlers.services import Services
 from sidecar.handlers.table import load_all
+from sidecar.graph.memory.lazy import LazyMemory
 from sidecar.host.config import ConfigFile
 from sidecar.host.features import HostFeatures
 from sidecar.host.features_sampling import LMSampler
@@ -98,6 +99,18 @@ def skills_spec(workspace: Path, data: Path) -> ServerSpec:
         return build_server(roots, sandbox_dir=data / "sandbox" / "skills")
 
     return ServerSpec(name="skills", target=target, trusted=True)
+
+
+def memory_spec(memory: LazyMemory) -> ServerSpec:
+    """The memory server, in-process over the SDK's in-memory transport: it shares the
+    sidecar's database connection, so the sidecar stays the one writer of the file."""
+
+    def target() -> Any:
+        from mcp_servers.memory import build_server
+
+        return build_server(memory.wait().memory)
+
+    return ServerSpec(name="memory", target=target, trusted=True)
 
 
 def sandbox_spec(workdir: Path) -> ServerSpec:
@@ -197,6 +210,7 @@ class SidecarApp:
         self.settings = settings_mod.SettingsFile(data / "settings.json")
         workspace = settings_mod.resolve_workspace(self.settings.load(), os.environ, data)
         self.planner = PlannerProvider(self.settings, os.environ)
+        self.memory = LazyMemory(self.store)
         self.features = HostFeatures(workspace, sampler=LMSampler(self.planner.config))
         self.host = ToolHost(
             [
@@ -239,6 +253,7 @@ class SidecarApp:
             profiles=self.profiles,
             coordinator=self.coordinator,
             queue=self.queue,
+            memory=self.memory.get,
         )
         routes = {
             name: Route(bound.params, bound.handler)
@@ -275,6 +290,7 @@ class SidecarApp:
             data_dir=self.data,
             planner_for=self.planner.for_model,
             steering=self.queue.take_steering,
+            memory=await self.memory.get(),
         )
         builder: Any = build_graph(deps)
         graph: Any = builder.compile(checkpointer=saver)

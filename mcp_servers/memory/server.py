@@ -3,7 +3,9 @@
 `build_server(store, scope)` serves one `MemoryStore`. Every tool takes optional `thread`,
 `channel` and `workspace` arguments naming the conversation it works for; a host that serves
 several conversations (Atrium) fills them in itself, a standalone server uses its own `scope`.
-Refusals are `isError` results reading `[<code>] <message>`.
+Refusals are `isError` results reading `[<code>] <message>`. The tools are coroutines, so the
+SDK runs them on the event loop rather than in worker threads: inside Atrium they share the
+sidecar's one SQLite connection, whose transactions must not interleave across threads.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def build_server(store: MemoryStore, scope: Scope | None = None) -> MCPServer:
 
 def _add_reads(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
     @server.tool(name="search", title="Search memories", annotations=_READ_ONLY)
-    def search(
+    async def search(
         query: Annotated[str, Field(description="Words to look for (plain text).")],
         tiers: Annotated[list[str] | None, Field(description="Only these tiers.")] = None,
         limit: Annotated[int, Field(ge=1, le=100)] = 10,
@@ -125,7 +127,7 @@ def _add_reads(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
         return _listing(found, "No memory matches.")
 
     @server.tool(name="read", title="Read a memory", annotations=_READ_ONLY)
-    def read(
+    async def read(
         key: str, thread: ScopeArg = None, channel: ScopeArg = None, workspace: ScopeArg = None
     ) -> CallToolResult:
         """Read one memory by its key, with where it came from."""
@@ -135,7 +137,7 @@ def _add_reads(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
         return _result([memory], describe(memory) + (source if memory.source_message else ""))
 
     @server.tool(name="list", title="List memories", annotations=_READ_ONLY)
-    def list_(
+    async def list_(
         tier: Annotated[str | None, Field(description="Only this tier.")] = None,
         pinned_only: bool = False,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
@@ -157,7 +159,7 @@ def _add_reads(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
 
 def _add_write(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
     @server.tool(name="write", title="Save a memory", annotations=_WRITES, description=WRITE_GUIDE)
-    def write(
+    async def write(
         text: Annotated[str, Field(description="The fact, as one sentence that stands alone.")],
         tier: TierArg = "workspace",
         pinned: Annotated[
@@ -184,7 +186,7 @@ def _add_write(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
 
 def _add_changes(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
     @server.tool(name="update", title="Change a memory", annotations=_WRITES)
-    def update(
+    async def update(
         key: str,
         text: Annotated[str | None, Field(description="The corrected fact.")] = None,
         tier: Annotated[str | None, Field(description="Move it to this tier.")] = None,
@@ -201,7 +203,7 @@ def _add_changes(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None
         return _result([memory], f"Updated {describe(memory)}")
 
     @server.tool(name="forget", title="Forget a memory", annotations=_WRITES)
-    def forget(
+    async def forget(
         key: str, thread: ScopeArg = None, channel: ScopeArg = None, workspace: ScopeArg = None
     ) -> CallToolResult:
         """Delete a memory that is wrong or that the author asks you to forget."""
@@ -211,7 +213,7 @@ def _add_changes(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None
         return _result([memory], f"Forgot {describe(memory)}")
 
     @server.tool(name="pin", title="Pin a memory", annotations=_WRITES)
-    def pin(
+    async def pin(
         key: str,
         pinned: bool = True,
         thread: ScopeArg = None,

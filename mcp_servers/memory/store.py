@@ -205,7 +205,7 @@ class MemoryStore:
         checked = check_tier(tier)
         body = check_text(text)
         prefix = scope.prefix(checked)
-        self._check_source(scope.thread, source_message, by)
+        self.check_source(scope.thread, source_message, by)
         now = time.time()
         memory = Memory(
             key=key or f"m_{uuid.uuid4().hex[:20]}",
@@ -269,7 +269,10 @@ class MemoryStore:
     def _put(self, prefix: str, memory: Memory) -> None:
         self.store.put(_namespace(prefix), memory.key, _value(memory), index=False)
 
-    def _check_source(self, thread: str | None, message: str | None, by: Author) -> None:
+    def check_source(self, thread: str | None, message: str | None, by: Author) -> None:
+        """Raises:
+        MemoryRefusal: `forged_source` for a source message not in `thread` (or a missing one
+        where sources are required)."""
         if message is None:
             if self._require_source and by == "agent":
                 raise MemoryRefusal(

@@ -9,6 +9,7 @@ from typing import Any
 
 from sidecar.coord.coordinator import Coordinator
 from sidecar.coord.profiles import DEFAULT_PROFILES, Profile
+from sidecar.graph.memory.parts import MemoryDeps
 from sidecar.host.host import ToolHost
 from sidecar.llm.types import Planner
 from sidecar.store import Store
@@ -47,6 +48,7 @@ class GraphDeps:
     workspace: Callable[[], Path] = Path.cwd
     data_dir: Path = field(default_factory=Path.cwd)
     planner_for: Callable[[str], Planner | None] | None = None
+    memory: MemoryDeps | None = None
     # The author's messages queued in steer mode for this thread's running turn, delivered
     # (written to the conversation) as they are taken; the planner reads them before each step.
     steering: Callable[[str], list[str]] | None = None

@@ -26,6 +26,16 @@ def last_value(left: Any, right: Any) -> Any:
     return right
 
 
+def add_usage(left: dict[str, int], right: dict[str, int]) -> dict[str, int]:
+    """Sum token counts within a turn; an update carrying `__reset__` starts from it instead."""
+    if right.get("__reset__"):
+        return {k: v for k, v in right.items() if k != "__reset__"}
+    summed = dict(left)
+    for key, value in right.items():
+        summed[key] = summed.get(key, 0) + value
+    return summed
+
+
 Route = Literal["tool", "dispatch", "interrupt", "persist", "planner", "end"]
 """Where the graph goes after the node that set it (the planner's and the nodes' decision)."""
 ROUTES: frozenset[str] = frozenset(get_args(Route))
@@ -53,6 +63,10 @@ class TurnState(_TurnKeys, total=False):
     plan_call: Annotated[dict[str, Any] | None, last_value]
     dispatching: Annotated[str | None, last_value]
     dispatch_phase: Annotated[str | None, last_value]
+    # Memory: writes the planner staged (persist flushes them, then resets), and the turn's
+    # model usage (planner steps and compaction), summed.
+    memory_writes: Annotated[list[dict[str, Any]], append_or_reset]
+    usage: Annotated[dict[str, int], add_usage]
 
 
 class SubagentInput(TypedDict):

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sidecar.coord.coordinator import Coordinator
 from sidecar.coord.profiles import ProfilesFile
@@ -15,6 +16,9 @@ from sidecar.runtime.queueing import QueueDesk
 from sidecar.runtime.runs import RunManager
 from sidecar.settings import SettingsFile
 from sidecar.store import Store
+
+if TYPE_CHECKING:
+    from sidecar.graph.memory.parts import MemoryDeps
 
 
 @dataclass(slots=True)
@@ -33,3 +37,4 @@ class Services:
     profiles: ProfilesFile | None = None
     coordinator: Coordinator = field(default_factory=Coordinator)
     queue: QueueDesk | None = None
+    memory: Callable[[], Awaitable[MemoryDeps]] | None = None

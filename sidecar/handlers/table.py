@@ -15,6 +15,7 @@ def load_all() -> Registry:
         coord,
         features,
         lifecycle,
+        memory,
         queue,
         runs,
         servers,
@@ -23,5 +24,5 @@ def load_all() -> Registry:
         tools,
     )
 
-    del coord, features, lifecycle, queue, runs, servers, settings, threads, tools
+    del coord, features, lifecycle, memory, queue, runs, servers, settings, threads, tools
     return registry

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field
 
+from sidecar.protocol.memory import ContextEvent, MemoryEvent, TurnUsageEvent
 from sidecar.protocol.models import ErrorInfo, InterruptInfo, MessageInfo, WireModel
 from sidecar.protocol.plans import PlanInfo, TaskInfo
 
@@ -130,7 +131,10 @@ RunEventBody: TypeAlias = Annotated[
     | SubagentEvent
     | RunFinished
     | RunFailed
-    | RunCancelled,
+    | RunCancelled
+    | ContextEvent
+    | MemoryEvent
+    | TurnUsageEvent,
     Field(discriminator="type"),
 ]
 

@@ -10,6 +10,7 @@ from sidecar.protocol.coord import COORD_METHODS
 from sidecar.protocol.events import RunEventParams
 from sidecar.protocol.features import FEATURE_METHODS
 from sidecar.protocol.history import HISTORY_METHODS
+from sidecar.protocol.memory import MEMORY_METHODS
 from sidecar.protocol.methods_base import MethodSpec
 from sidecar.protocol.models import (
     InterruptInfo,
@@ -133,6 +134,7 @@ METHODS: dict[str, MethodSpec] = {
     **COORD_METHODS,
     **QUEUE_METHODS,
     **HISTORY_METHODS,
+    **MEMORY_METHODS,
 }
 
 NOTIFICATIONS: dict[str, type[WireModel]] = {

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sidecar.store.context import CONTEXT_SCHEMA
 from sidecar.store.history import create_message_index
 from sidecar.store.plan_grants import PLAN_GRANT_SCHEMA
 from sidecar.store.plans import PLAN_SCHEMA
@@ -154,6 +155,7 @@ def open_database(path: Path, *, busy_timeout_ms: int = 10_000) -> Database:
         conn.executescript(QUEUE_SCHEMA)
         conn.executescript(QUEUE_SCHEMA)
         create_message_index(conn)
+        conn.executescript(CONTEXT_SCHEMA)
         conn.executescript(UNCERTAIN_SCHEMA)
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",

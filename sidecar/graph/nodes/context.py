@@ -1,34 +1,262 @@
-"""context: load the turn's slice of the conversation of record into state.
+"""context: assemble the turn's context within the model's token budget.
+
+Pinned items first (identity files, pinned memories), then memories that match the new message,
+the thread's summary, the recent messages and older messages that match. When the recent part
+outgrows its share, the older part is compacted by the model first (after a memory flush); with
+no model, or compaction turned off for the thread, the most recent messages that fit are kept.
+A `context` event says what went in, what was left out and why, with token counts.
 
 Earlier turns contribute their author and assistant text only; their tool traffic stays in the
-transcript. The slice is bounded, so a turn costs the same at message 10 and message 10,000.
+transcript. A subagent's turn sees its own sub-thread only (no identity files, no memories).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+from pathlib import Path
 from typing import Any
 
+from mcp_servers.memory import Memory, Scope
 from sidecar.graph.deps import GraphDeps
+from sidecar.graph.emit import emit
+from sidecar.graph.memory.assemble import Assembly, assemble
+from sidecar.graph.memory.budget import Budget, budget_for
+from sidecar.graph.memory.compaction import CompactionOutcome, run_compaction
+from sidecar.graph.memory.identity import Identity, read_identity
+from sidecar.graph.memory.parts import MemoryDeps, build_memory_deps
+from sidecar.graph.memory.staging import scope_for
+from sidecar.graph.memory.tokens import TokenCounter, load_counter
 from sidecar.graph.state import RESET, TurnState
+from sidecar.llm.types import Planner
+
+log = logging.getLogger(__name__)
+IDENTITY_DEADLINE_S = 5.0
+WINDOW_DEADLINE_S = 20.0
+_FALLBACK: dict[int, MemoryDeps] = {}
+
+
+def memory_of(deps: GraphDeps) -> MemoryDeps:
+    """The graph's memory parts (a graph built without them gets its own on the same file)."""
+    if deps.memory is not None:
+        return deps.memory
+    key = id(deps.store)
+    if key not in _FALLBACK:
+        _FALLBACK[key] = build_memory_deps(deps.store)
+    return _FALLBACK[key]
 
 
 def make_context(deps: GraphDeps):
     async def context(state: TurnState) -> dict[str, Any]:
-        records = deps.store.recent_messages(state["thread_id"], deps.context_messages)
-        turns = [
-            {"role": r.role, "content": r.content}
-            for r in records
-            if r.role in ("user", "assistant") and r.content and not r.tool_calls
-        ]
-        note = _open_plan_note(deps, state["thread_id"])
-        return {
-            "context": turns + ([note] if note else []),
+        reset: dict[str, Any] = {
             "scratch": RESET,
             "pending": [],
             "answer": None,
+            "memory_writes": RESET,
+        }
+        if state.get("direct"):
+            return {**reset, "context": [], "usage": {"__reset__": 1}}
+        turns, usage = await _assembled(deps, state)
+        note = _open_plan_note(deps, state["thread_id"])
+        return {
+            **reset,
+            "context": turns + ([note] if note else []),
+            "usage": {"__reset__": 1, **usage},
         }
 
     return context
+
+
+async def _assembled(
+    deps: GraphDeps, state: TurnState
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    mem = memory_of(deps)
+    thread_id = state["thread_id"]
+    is_agent = bool(state.get("agent"))
+    planner = deps.planner()
+    model = _model_name(planner)
+    counter, window = await _model_facts(mem, model)
+    budget = budget_for(window)
+    settings = mem.contexts.settings(thread_id)
+    scope = scope_for(thread_id, settings.channel, deps.workspace())
+    identity = Identity() if is_agent else await _identity(deps.workspace(), budget, counter)
+    sources = mem.sources(deps.store)
+
+    def build() -> Assembly:
+        return assemble(
+            sources,
+            thread_id=thread_id,
+            scope=scope,
+            text=state.get("text") or "",
+            identity=identity,
+            budget=budget,
+            counter=counter,
+            with_memory=not is_agent,
+        )
+
+    assembly = build()
+    outcome: CompactionOutcome | None = None
+    why_not: str | None = None
+    wanted = assembly.compaction is not None or settings.compact_next
+    if wanted and not is_agent:
+        why_not = _why_not_compact(planner, settings.compaction)
+        if why_not is None and planner is not None:
+            outcome = await _compact(
+                deps,
+                mem,
+                planner,
+                assembly=assembly,
+                scope=scope,
+                budget=budget,
+                counter=counter,
+                state=state,
+            )
+            if settings.compact_next:
+                mem.contexts.set_compaction(thread_id, compact_next=False)
+            if outcome.summary is not None:
+                assembly = build()
+    _report(assembly, budget, counter=counter, model=model, outcome=outcome, why_not=why_not)
+    return assembly.turns, dict(outcome.usage) if outcome else {}
+
+
+def _why_not_compact(planner: Planner | None, mode: str) -> str | None:
+    if mode == "off":
+        return "compaction is off for this thread: the most recent messages that fit are kept"
+    if planner is None:
+        return "no model is configured: the most recent messages that fit are kept"
+    return None
+
+
+async def _compact(
+    deps: GraphDeps,
+    mem: MemoryDeps,
+    planner: Planner,
+    *,
+    assembly: Assembly,
+    scope: Scope,
+    budget: Budget,
+    counter: TokenCounter,
+    state: TurnState,
+) -> CompactionOutcome:
+    from sidecar.graph.memory.assemble import CompactionPlan
+
+    plan = assembly.compaction
+    if plan is None:  # compact now: everything before the recent messages
+        first = assembly.first_recent_seq or 0
+        plan = CompactionPlan(1, first - 1)
+        latest = mem.contexts.latest_summary(state["thread_id"])
+        if latest is not None:
+            plan = CompactionPlan(latest.to_seq + 1, first - 1)
+        if plan.to_seq < plan.from_seq:
+            return CompactionOutcome(error="nothing older than the recent messages")
+    outcome = await run_compaction(
+        planner,
+        deps.store,
+        mem.contexts,
+        mem.memory,
+        thread_id=state["thread_id"],
+        scope=scope,
+        plan=plan,
+        budget=budget,
+        counter=counter,
+    )
+    for saved in outcome.saved:
+        emit_memory("saved", saved)
+    return outcome
+
+
+def emit_memory(
+    action: str, memory: Memory | None, key: str = "", error: str | None = None
+) -> None:
+    """A memory saved, changed or forgotten (the transcript shows a chip for it)."""
+    emit(
+        "memory",
+        action=action,
+        key=memory.key if memory is not None else key,
+        memory=memory.to_dict() if memory is not None else None,
+        error=error,
+    )
+
+
+def _report(
+    assembly: Assembly,
+    budget: Budget,
+    *,
+    counter: TokenCounter,
+    model: str | None,
+    outcome: CompactionOutcome | None,
+    why_not: str | None,
+) -> None:
+    compaction: dict[str, Any] | None = None
+    if outcome is not None and outcome.summary is not None:
+        summary = outcome.summary
+        compaction = {
+            "performed": True,
+            "from_seq": summary.from_seq,
+            "to_seq": summary.to_seq,
+            "messages": summary.messages,
+            "memories_saved": len(outcome.saved),
+            "reason": "the recent messages outgrew their share of the budget",
+        }
+    elif outcome is not None:
+        compaction = {"performed": False, "reason": f"compaction failed: {outcome.error}"}
+    elif why_not is not None:
+        compaction = {"performed": False, "reason": why_not}
+    emit(
+        "context",
+        model=model,
+        window=budget.window,
+        budget=budget.input,
+        used=assembly.used,
+        tokenizer=counter.name,
+        items=[item.to_dict() for item in assembly.items],
+        left_out_messages=assembly.left_out_messages,
+        warnings=list(assembly.warnings),
+        compaction=compaction,
+    )
+
+
+def _model_name(planner: Planner | None) -> str | None:
+    config = getattr(planner, "config", None)
+    model = getattr(config, "model", None)
+    return model if isinstance(model, str) else None
+
+
+_WINDOWS: dict[str, int | None] = {}
+
+
+async def _model_facts(mem: MemoryDeps, model: str | None) -> tuple[TokenCounter, int | None]:
+    """The model's token counter and window (loaded off the event loop, once per model)."""
+    counter = await asyncio.to_thread(load_counter, model)
+    configured = mem.window or _configured_window()
+    if configured is not None or model is None:
+        return counter, configured
+    if model not in _WINDOWS:
+        from sidecar.llm.window import model_window
+
+        try:
+            _WINDOWS[model] = await asyncio.wait_for(
+                asyncio.to_thread(model_window, model), WINDOW_DEADLINE_S
+            )
+        except TimeoutError:
+            return counter, None
+    return counter, _WINDOWS[model]
+
+
+def _configured_window() -> int | None:
+    raw = os.environ.get("ATRIUM_CONTEXT_TOKENS", "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else None
+
+
+async def _identity(workspace: Path, budget: Budget, counter: TokenCounter) -> Identity:
+    try:
+        return await asyncio.wait_for(
+            asyncio.to_thread(read_identity, workspace, budget.identity_file, counter.count),
+            IDENTITY_DEADLINE_S,
+        )
+    except TimeoutError:
+        return Identity(warnings=("The identity files took too long to read; skipped this turn.",))
 
 
 _OPEN_PLAN_STATES = frozenset({"failed", "aborted"})

@@ -1,7 +1,9 @@
 """persist: write the assistant's answer to the conversation of record and close the turn.
 
-The scratchpad and context slice are dropped here, so the final checkpoint of a turn is small
-and the same size at turn 10 and turn 500.
+The turn's staged memory writes are flushed here, once (each write carries its own key, so a
+persist that runs again after a crash writes the same memories, not new ones), and the turn's
+tokens and cost are recorded. The scratchpad and context slice are dropped, so the final
+checkpoint of a turn is small and the same size at turn 10 and turn 500.
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from sidecar.graph.deps import GraphDeps
-from sidecar.graph.emit import emit_message
+from sidecar.graph.emit import emit, emit_message
+from sidecar.graph.memory.flush import apply_staged
+from sidecar.graph.nodes.context import emit_memory, memory_of
 from sidecar.graph.state import RESET, TurnState
 
 
@@ -21,6 +25,8 @@ def make_persist(deps: GraphDeps):
                 state["thread_id"], "assistant", state.get("answer") or "", message_id=message_id
             )
             emit_message(record)
+        _flush_memory(deps, state)
+        _record_usage(deps, state)
         return {
             "scratch": RESET,
             "context": [],
@@ -29,6 +35,51 @@ def make_persist(deps: GraphDeps):
             "answer": None,
             "text": "",
             "route": "end",
+            "memory_writes": RESET,
+            "usage": {"__reset__": 1},
         }
 
     return persist
+
+
+def _flush_memory(deps: GraphDeps, state: TurnState) -> None:
+    ops = state.get("memory_writes") or []
+    if not ops:
+        return
+    for applied in apply_staged(memory_of(deps).memory, ops):
+        emit_memory(applied.action, applied.memory, applied.key, applied.error)
+
+
+def _record_usage(deps: GraphDeps, state: TurnState) -> None:
+    usage = state.get("usage") or {}
+    prompt = int(usage.get("prompt_tokens", 0))
+    completion = int(usage.get("completion_tokens", 0))
+    if not (prompt or completion):
+        return
+    config = getattr(deps.planner(), "config", None)
+    model = getattr(config, "model", None)
+    model = model if isinstance(model, str) else None
+    from sidecar.llm.window import turn_cost
+
+    cost = turn_cost(model, prompt, completion) if model else None
+    contexts = memory_of(deps).contexts
+    contexts.record_usage(
+        state["turn_id"],
+        state["thread_id"],
+        model=model,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=cost,
+    )
+    turns = contexts.usage(state["thread_id"])
+    costs = [t.cost for t in turns if t.cost is not None]
+    emit(
+        "turn_usage",
+        model=model,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=cost,
+        thread_prompt_tokens=sum(t.prompt_tokens for t in turns),
+        thread_completion_tokens=sum(t.completion_tokens for t in turns),
+        thread_cost=sum(costs) if costs else None,
+    )

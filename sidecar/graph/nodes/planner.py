@@ -21,6 +21,8 @@ from sidecar.graph.commands import (
 )
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit
+from sidecar.graph.memory.staging import model_spec
+from sidecar.graph.nodes.memory_calls import stage_memory_calls
 from sidecar.graph.nodes.tool import agent_profile
 from sidecar.graph.state import TurnState
 from sidecar.graph.subagents.tools import (
@@ -101,10 +103,10 @@ def make_planner(deps: GraphDeps):
         decision = await planner_impl.decide(history, _tools_for(deps, state), sink)
         if decision.usage:
             emit("usage", usage=decision.usage)
-        routed = _route(decision)
+        routed = stage_memory_calls(deps, state, _route(decision))
         if steered:
             routed["scratch"] = [*steered, *routed.get("scratch", [])]
-        return {**routed, "steps": steps}
+        return {**routed, "steps": steps, "usage": dict(decision.usage)}
 
     return planner
 
@@ -128,7 +130,7 @@ def _tools_for(deps: GraphDeps, state: TurnState) -> list[ToolSpec]:
     profile's, and may hand work on only if its profile may spawn and the depth allows."""
     profile = agent_profile(deps, state)
     tools = [
-        ToolSpec(t.name, t.description, t.input_schema)
+        model_spec(ToolSpec(t.name, t.description, t.input_schema))
         for t in deps.host.tools()
         # Strong agents are reached through delegation (with profiles, caps and the run tree),
         # not by the model calling the agents server's tools itself; `/call` still can.

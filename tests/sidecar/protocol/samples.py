@@ -58,6 +58,7 @@ from tests.sidecar.protocol.feature_samples import (
     SAMPLING,
 )
 from tests.sidecar.protocol.history_samples import HISTORY_SAMPLES
+from tests.sidecar.protocol.memory_samples import MEMORY_EVENT_SAMPLES, MEMORY_SAMPLES
 from tests.sidecar.protocol.queue_samples import QUEUE_OTHER_SAMPLES, QUEUE_SAMPLES
 from tests.sidecar.protocol.server_samples import SERVER_NOTIFICATION_SAMPLES, SERVER_SAMPLES
 
@@ -153,6 +154,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
     **FEATURE_SAMPLES,
     **COORD_SAMPLES,
     **HISTORY_SAMPLES,
+    **MEMORY_SAMPLES,
     **QUEUE_SAMPLES,
 }
 
@@ -174,6 +176,7 @@ EVENT_SAMPLES: list[RunEventBody] = [
     RunFailed(error=ErrorInfo(code="node_error", message="planner failed")),
     RunCancelled(),
     *COORD_EVENT_SAMPLES,
+    *MEMORY_EVENT_SAMPLES,
 ]
 
 # Models that cross the wire outside METHODS: resume values and nested records.

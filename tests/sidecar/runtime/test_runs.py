@@ -44,14 +44,20 @@ async def test_a_finished_turn_leaves_no_checkpoint_behind(rig: Rig):
     assert len(rig.store.recent_messages(thread.id, 100)) == 6
 
 
-async def test_the_context_slice_is_bounded_however_long_the_thread(rig: Rig):
+async def test_the_context_is_bounded_by_the_token_budget_however_long_the_thread(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("ATRIUM_CONTEXT_TOKENS", "4000")
     thread = rig.store.create_thread("t")
-    for n in range(40):
-        rig.store.add_message(thread.id, "user" if n % 2 == 0 else "assistant", f"m{n}")
-    rig.planner.script.append(answer("ok"))
+    for n in range(400):
+        role = "user" if n % 2 == 0 else "assistant"
+        rig.store.add_message(thread.id, role, f"m{n} " + "word " * 20)
+    # The older part outgrows its share: the model summarizes it first, then answers.
+    rig.planner.script += [answer("MEMORIES:\n- none\nSUMMARY:\nThey talked."), answer("ok")]
     await rig.finish(await rig.runs.start(thread.id, "latest"))
-    seen = rig.planner.seen[0]
-    assert len(seen) == 30 and seen[-1].content == "latest"
+    seen = rig.planner.seen[1]
+    assert 10 < len(seen) < 100 and seen[-1].content == "latest"
+    assert any("They talked." in turn.content for turn in seen if turn.role == "system")
 
 
 async def test_asking_the_author_interrupts_and_the_answer_returns_as_the_tool_result(rig: Rig):

@@ -1,0 +1,57 @@
+"""The planner's memory calls: reads get this turn's scope, writes are staged until persist.
+
+See `sidecar.graph.memory.staging` for why writes wait for the end of the turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sidecar.graph.deps import GraphDeps
+from sidecar.graph.memory.staging import PREFIX, route_memory_calls, scope_for
+from sidecar.graph.nodes.context import memory_of
+from sidecar.graph.nodes.tool import record_call, record_result
+from sidecar.graph.state import TurnState
+
+
+def source_message(deps: GraphDeps, state: TurnState) -> str | None:
+    """The author's message this turn answers: the source of the memories it saves."""
+    own = f"{state['turn_id']}:user"
+    if deps.store.has_message(own):
+        return own
+    row = deps.store.conn.execute(
+        "SELECT id FROM messages WHERE thread_id = ? AND role = 'user' ORDER BY seq DESC LIMIT 1",
+        (state["thread_id"],),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def stage_memory_calls(deps: GraphDeps, state: TurnState, update: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite the planner's update: memory writes answered and staged, reads scoped."""
+    pending: list[dict[str, Any]] = list(update.get("pending") or [])
+    if not any(str(c["name"]).startswith(PREFIX) for c in pending):
+        return update
+    mem = memory_of(deps)
+    thread_id = state["thread_id"]
+    channel = mem.contexts.settings(thread_id).channel
+    run, staged, answered = route_memory_calls(
+        pending,
+        memory=mem.memory,
+        scope=scope_for(thread_id, channel, deps.workspace()),
+        turn_id=state["turn_id"],
+        source_message=source_message(deps, state),
+    )
+    entries: list[dict[str, Any]] = []
+    for call, outcome in answered:
+        record_call(deps.store, thread_id, call)
+        record_result(deps.store, thread_id, call["id"], outcome)
+        entries.append(
+            {
+                "role": "tool",
+                "tool_call_id": call["id"],
+                "name": call["name"],
+                "content": outcome.text,
+            }
+        )
+    scratch: list[dict[str, Any]] = [*update.get("scratch", []), *entries]
+    return {**update, "scratch": scratch, "pending": run, "memory_writes": staged}

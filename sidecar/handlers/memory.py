@@ -1,0 +1,246 @@
+"""memory/*, identity/*, thread/compaction, thread/usage and thread/export.
+
+The author's own edits go straight to the store (the author is their source); the agent's go
+through staged writes in the graph. Identity files are read and written off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Generator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from sidecar import settings as settings_mod
+from sidecar.graph.memory.identity import IDENTITY_FILES
+from sidecar.handlers.errors import typed_errors
+from sidecar.handlers.registry import registry
+from sidecar.handlers.services import Services
+from sidecar.protocol import ErrorCode, RpcError
+from sidecar.protocol.memory import (
+    CompactionParams,
+    CompactionResult,
+    IdentityFileInfo,
+    IdentityGetParams,
+    IdentityGetResult,
+    IdentitySetParams,
+    MemoryInfo,
+    MemoryKeyParams,
+    MemoryListParams,
+    MemoryListResult,
+    MemoryUpdateParams,
+    MemoryWriteParams,
+    SummaryInfo,
+    ThreadExportParams,
+    ThreadExportResult,
+    ThreadUsageParams,
+    ThreadUsageResult,
+    TurnUsageInfo,
+)
+from sidecar.protocol.memory import (
+    MemoryErrorCode as WireCode,
+)
+
+if TYPE_CHECKING:
+    from mcp_servers.memory import Memory, Scope
+    from sidecar.graph.memory.parts import MemoryDeps
+
+IO_DEADLINE_S = 10.0
+IDENTITY_PATHS = tuple(path for group in IDENTITY_FILES for path in group)
+
+
+async def _memory(svc: Services) -> MemoryDeps:
+    """The memory parts (LangGraph's store is imported on first use, not at start-up)."""
+    if svc.memory is None:
+        raise RpcError(ErrorCode.INTERNAL_ERROR, "memory is not available")
+    return await svc.memory()
+
+
+def _workspace(svc: Services) -> Path:
+    return settings_mod.resolve_workspace(svc.settings.load(), os.environ, svc.data_dir)
+
+
+async def _scope(svc: Services, thread_id: str) -> tuple[MemoryDeps, Scope]:
+    with typed_errors():
+        svc.store.get_thread(thread_id)
+    mem = await _memory(svc)
+    from sidecar.graph.memory.staging import scope_for
+
+    channel = mem.contexts.settings(thread_id).channel
+    return mem, scope_for(thread_id, channel, _workspace(svc))
+
+
+@contextmanager
+def _refusals() -> Generator[None]:
+    from mcp_servers.memory import MemoryErrorCode, MemoryRefusal
+
+    try:
+        yield
+    except MemoryRefusal as exc:
+        code = (
+            WireCode.NO_SUCH_MEMORY
+            if exc.code is MemoryErrorCode.NOT_FOUND
+            else WireCode.MEMORY_REFUSED
+        )
+        raise RpcError(code, str(exc), {"code": exc.code.value}) from exc
+
+
+def memory_info(memory: Memory) -> MemoryInfo:
+    return MemoryInfo.model_validate(memory.to_dict())
+
+
+@registry.method("memory/list")
+async def list_memories(svc: Services, params: MemoryListParams) -> MemoryListResult:
+    mem, scope = await _scope(svc, params.thread_id)
+    tiers = None if params.tier is None else [params.tier]
+    with _refusals():
+        if params.query:
+            found = mem.memory.search(scope, params.query, tiers=tiers, limit=params.limit)
+        else:
+            found = mem.memory.recent(scope, tiers, limit=params.limit)
+    return MemoryListResult(memories=tuple(memory_info(m) for m in found))
+
+
+@registry.method("memory/write")
+async def write(svc: Services, params: MemoryWriteParams) -> MemoryInfo:
+    mem, scope = await _scope(svc, params.thread_id)
+    with _refusals():
+        saved = mem.memory.write(scope, params.tier, params.text, by="author", pinned=params.pinned)
+    return memory_info(saved)
+
+
+@registry.method("memory/update")
+async def update(svc: Services, params: MemoryUpdateParams) -> MemoryInfo:
+    mem, scope = await _scope(svc, params.thread_id)
+    with _refusals():
+        mem.memory.visible(params.key, scope)
+        changed = mem.memory.update(
+            params.key, text=params.text, pinned=params.pinned, tier=params.tier, scope=scope
+        )
+    return memory_info(changed)
+
+
+@registry.method("memory/forget")
+async def forget(svc: Services, params: MemoryKeyParams) -> MemoryInfo:
+    mem, scope = await _scope(svc, params.thread_id)
+    with _refusals():
+        mem.memory.visible(params.key, scope)
+        return memory_info(mem.memory.forget(params.key))
+
+
+@registry.method("identity/get")
+async def identity_get(svc: Services, params: IdentityGetParams) -> IdentityGetResult:
+    del params
+    root = _workspace(svc)
+    files = await asyncio.wait_for(asyncio.to_thread(_read_all, root), IO_DEADLINE_S)
+    return IdentityGetResult(workspace=str(root), files=files)
+
+
+def _read_all(root: Path) -> tuple[IdentityFileInfo, ...]:
+    infos: list[IdentityFileInfo] = []
+    for relative in IDENTITY_PATHS:
+        path = root / relative
+        if not path.exists():
+            infos.append(IdentityFileInfo(path=cast(Any, relative), exists=False))
+            continue
+        try:
+            _confined(root, path)
+            text = path.read_bytes()[:256_000].decode("utf-8")
+            infos.append(IdentityFileInfo(path=cast(Any, relative), exists=True, text=text))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            error = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
+            infos.append(IdentityFileInfo(path=cast(Any, relative), exists=True, error=error))
+    return tuple(infos)
+
+
+def _confined(root: Path, path: Path) -> Path:
+    """Raises:
+    ValueError: the path leads outside the workspace (a symlink)."""
+    real = path.resolve()
+    if not real.is_relative_to(root.resolve()):
+        raise ValueError("it is a link to a file outside the workspace")
+    return real
+
+
+@registry.method("identity/set")
+async def identity_set(svc: Services, params: IdentitySetParams) -> IdentityFileInfo:
+    root = _workspace(svc)
+    try:
+        await asyncio.wait_for(
+            asyncio.to_thread(_write, root, params.path, params.text), IO_DEADLINE_S
+        )
+    except (OSError, ValueError) as exc:
+        raise RpcError(WireCode.IDENTITY_REFUSED, f"{params.path}: {exc}") from exc
+    return IdentityFileInfo(path=params.path, exists=True, text=params.text)
+
+
+def _write(root: Path, relative: str, text: str) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    real = _confined(root, path) if path.exists() or path.is_symlink() else path
+    temporary = real.with_name(f".{real.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, real)
+
+
+@registry.method("thread/compaction")
+async def compaction(svc: Services, params: CompactionParams) -> CompactionResult:
+    mem, _ = await _scope(svc, params.thread_id)
+    contexts = mem.contexts
+    if params.mode is not None or params.compact_now is not None:
+        contexts.set_compaction(params.thread_id, mode=params.mode, compact_next=params.compact_now)
+    if params.set_channel:
+        contexts.set_channel(params.thread_id, (params.channel or "").strip() or None)
+    current = contexts.settings(params.thread_id)
+    summaries = tuple(
+        SummaryInfo(
+            from_seq=s.from_seq,
+            to_seq=s.to_seq,
+            messages=s.messages,
+            text=s.text,
+            created_at=s.created_at,
+        )
+        for s in contexts.summaries(params.thread_id)
+    )
+    return CompactionResult(
+        mode=current.compaction,
+        compact_next=current.compact_next,
+        channel=current.channel,
+        summaries=summaries,
+    )
+
+
+@registry.method("thread/usage")
+async def usage(svc: Services, params: ThreadUsageParams) -> ThreadUsageResult:
+    mem, _ = await _scope(svc, params.thread_id)
+    turns = mem.contexts.usage(params.thread_id)
+    costs = [t.cost for t in turns if t.cost is not None]
+    return ThreadUsageResult(
+        turns=tuple(
+            TurnUsageInfo(
+                turn_id=t.turn_id,
+                model=t.model,
+                prompt_tokens=t.prompt_tokens,
+                completion_tokens=t.completion_tokens,
+                cost=t.cost,
+                created_at=t.created_at,
+            )
+            for t in turns
+        ),
+        prompt_tokens=sum(t.prompt_tokens for t in turns),
+        completion_tokens=sum(t.completion_tokens for t in turns),
+        cost=sum(costs) if costs else None,
+    )
+
+
+@registry.method("thread/export")
+async def export(svc: Services, params: ThreadExportParams) -> ThreadExportResult:
+    mem, _ = await _scope(svc, params.thread_id)
+    thread = svc.store.get_thread(params.thread_id)
+    from sidecar.graph.memory.export import thread_json, thread_markdown
+
+    render = thread_markdown if params.format == "markdown" else thread_json
+    content = render(svc.store, mem.contexts, thread)
+    return ThreadExportResult(format=params.format, content=content)

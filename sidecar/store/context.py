@@ -1,0 +1,188 @@
+"""What a thread's context needs beyond its messages: compaction summaries (each naming the
+message range it covers), the thread's compaction setting and channel, and each turn's tokens
+and cost. The memories themselves live in LangGraph's store (`sidecar.graph.memory.parts`)."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+CONTEXT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS thread_summaries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+    from_seq INTEGER NOT NULL,
+    to_seq INTEGER NOT NULL,
+    from_id TEXT NOT NULL,
+    to_id TEXT NOT NULL,
+    messages INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS thread_summaries_by_thread ON thread_summaries(thread_id, id);
+CREATE TABLE IF NOT EXISTS thread_context (
+    thread_id TEXT PRIMARY KEY REFERENCES threads(id) ON DELETE CASCADE,
+    compaction TEXT NOT NULL DEFAULT 'auto',
+    compact_next INTEGER NOT NULL DEFAULT 0,
+    channel TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS turn_usage (
+    turn_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+    model TEXT,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cost REAL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turn_usage_by_thread ON turn_usage(thread_id, created_at);
+"""
+
+Compaction = Literal["auto", "off"]
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRecord:
+    """A compaction summary of messages `from_seq`..`to_seq` (both included) of a thread."""
+
+    id: int
+    thread_id: str
+    from_seq: int
+    to_seq: int
+    from_id: str
+    to_id: str
+    messages: int
+    text: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadContextSettings:
+    compaction: Compaction = "auto"
+    compact_next: bool = False
+    channel: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnUsage:
+    turn_id: str
+    thread_id: str
+    model: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    created_at: float
+
+
+class ContextRepo:
+    """Summaries, per-thread context settings and turn usage, on the sidecar's connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def latest_summary(self, thread_id: str) -> SummaryRecord | None:
+        row = self.conn.execute(
+            "SELECT * FROM thread_summaries WHERE thread_id = ? ORDER BY id DESC LIMIT 1",
+            (thread_id,),
+        ).fetchone()
+        return None if row is None else SummaryRecord(*row)
+
+    def summaries(self, thread_id: str) -> list[SummaryRecord]:
+        rows = self.conn.execute(
+            "SELECT * FROM thread_summaries WHERE thread_id = ? ORDER BY id", (thread_id,)
+        ).fetchall()
+        return [SummaryRecord(*r) for r in rows]
+
+    def add_summary(
+        self,
+        thread_id: str,
+        *,
+        from_seq: int,
+        to_seq: int,
+        from_id: str,
+        to_id: str,
+        messages: int,
+        text: str,
+    ) -> SummaryRecord:
+        now = time.time()
+        cur = self.conn.execute(
+            "INSERT INTO thread_summaries(thread_id, from_seq, to_seq, from_id, to_id, messages,"
+            " text, created_at) VALUES (?,?,?,?,?,?,?,?)",
+            (thread_id, from_seq, to_seq, from_id, to_id, messages, text, now),
+        )
+        summary_id = int(cur.lastrowid or 0)
+        return SummaryRecord(
+            summary_id, thread_id, from_seq, to_seq, from_id, to_id, messages, text, now
+        )
+
+    def settings(self, thread_id: str) -> ThreadContextSettings:
+        row = self.conn.execute(
+            "SELECT compaction, compact_next, channel FROM thread_context WHERE thread_id = ?",
+            (thread_id,),
+        ).fetchone()
+        if row is None:
+            return ThreadContextSettings()
+        mode: Compaction = "off" if row[0] == "off" else "auto"
+        return ThreadContextSettings(mode, bool(row[1]), row[2])
+
+    def set_compaction(
+        self, thread_id: str, *, mode: Compaction | None = None, compact_next: bool | None = None
+    ) -> ThreadContextSettings:
+        current = self.settings(thread_id)
+        self._save(
+            thread_id,
+            mode or current.compaction,
+            current.compact_next if compact_next is None else compact_next,
+            current.channel,
+        )
+        return self.settings(thread_id)
+
+    def set_channel(self, thread_id: str, channel: str | None) -> ThreadContextSettings:
+        current = self.settings(thread_id)
+        self._save(thread_id, current.compaction, current.compact_next, channel or None)
+        return self.settings(thread_id)
+
+    def channels(self) -> dict[str, str]:
+        """thread id → channel name, for every thread in a channel."""
+        rows = self.conn.execute(
+            "SELECT thread_id, channel FROM thread_context WHERE channel IS NOT NULL"
+        ).fetchall()
+        return {str(r[0]): str(r[1]) for r in rows}
+
+    def _save(self, thread_id: str, mode: str, compact_next: bool, channel: str | None) -> None:
+        self.conn.execute(
+            "INSERT INTO thread_context(thread_id, compaction, compact_next, channel)"
+            " VALUES (?,?,?,?) ON CONFLICT(thread_id) DO UPDATE SET"
+            " compaction = excluded.compaction, compact_next = excluded.compact_next,"
+            " channel = excluded.channel",
+            (thread_id, mode, int(compact_next), channel),
+        )
+
+    def record_usage(
+        self,
+        turn_id: str,
+        thread_id: str,
+        *,
+        model: str | None,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cost: float | None,
+    ) -> TurnUsage:
+        """A turn's usage, written once (a resumed turn that persists again changes nothing)."""
+        now = time.time()
+        self.conn.execute(
+            "INSERT OR IGNORE INTO turn_usage(turn_id, thread_id, model, prompt_tokens,"
+            " completion_tokens, cost, created_at) VALUES (?,?,?,?,?,?,?)",
+            (turn_id, thread_id, model, prompt_tokens, completion_tokens, cost, now),
+        )
+        return TurnUsage(turn_id, thread_id, model, prompt_tokens, completion_tokens, cost, now)
+
+    def usage(self, thread_id: str) -> list[TurnUsage]:
+        rows = self.conn.execute(
+            "SELECT turn_id, thread_id, model, prompt_tokens, completion_tokens, cost, created_at"
+            " FROM turn_usage WHERE thread_id = ? ORDER BY created_at",
+            (thread_id,),
+        ).fetchall()
+        return [TurnUsage(*r) for r in rows]

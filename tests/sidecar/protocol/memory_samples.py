@@ -1,0 +1,126 @@
+"""Samples of the memory and context wire models (merged into `samples`)."""
+
+from __future__ import annotations
+
+from sidecar.protocol import WireModel
+from sidecar.protocol.events import RunEventBody
+from sidecar.protocol.memory import (
+    CompactionInfo,
+    CompactionParams,
+    CompactionResult,
+    ContextEvent,
+    ContextItemInfo,
+    IdentityFileInfo,
+    IdentityGetParams,
+    IdentityGetResult,
+    IdentitySetParams,
+    MemoryEvent,
+    MemoryInfo,
+    MemoryKeyParams,
+    MemoryListParams,
+    MemoryListResult,
+    MemoryUpdateParams,
+    MemoryWriteParams,
+    SummaryInfo,
+    ThreadExportParams,
+    ThreadExportResult,
+    ThreadUsageParams,
+    ThreadUsageResult,
+    TurnUsageEvent,
+    TurnUsageInfo,
+)
+
+MEMORY = MemoryInfo(
+    key="m_1",
+    tier="workspace",
+    text="The editor is Zofia Quintanilla-Brandt.",
+    by="agent",
+    created_at=1.0,
+    updated_at=2.0,
+    pinned=True,
+    source_thread="t-1",
+    source_message="turn:user",
+    scope_label="/books/river",
+)
+SUMMARY = SummaryInfo(from_seq=1, to_seq=40, messages=40, text="They planned.", created_at=3.0)
+USAGE = TurnUsageInfo(
+    turn_id="turn",
+    model="openai/gpt-4o-mini",
+    prompt_tokens=900,
+    completion_tokens=40,
+    cost=0.0002,
+    created_at=4.0,
+)
+
+MEMORY_SAMPLES: dict[type[WireModel], WireModel] = {
+    MemoryListParams: MemoryListParams(thread_id="t-1", tier="account", query='"NEAR(', limit=5),
+    MemoryListResult: MemoryListResult(memories=(MEMORY,)),
+    MemoryWriteParams: MemoryWriteParams(thread_id="t-1", tier="account", text="I like tea"),
+    MemoryInfo: MEMORY,
+    MemoryUpdateParams: MemoryUpdateParams(thread_id="t-1", key="m_1", tier="thread"),
+    MemoryKeyParams: MemoryKeyParams(thread_id="t-1", key="m_1"),
+    IdentityGetParams: IdentityGetParams(),
+    IdentityGetResult: IdentityGetResult(
+        workspace="/books/river",
+        files=(
+            IdentityFileInfo(path=".atrium/AGENT.md", exists=True, text="Be brief."),
+            IdentityFileInfo(path=".atrium/SOUL.md", exists=True, error="not UTF-8 text"),
+        ),
+    ),
+    IdentitySetParams: IdentitySetParams(path=".atrium/USER.md", text="I write novels."),
+    IdentityFileInfo: IdentityFileInfo(path="AGENTS.md", exists=False),
+    CompactionParams: CompactionParams(thread_id="t-1", mode="off", compact_now=True),
+    CompactionResult: CompactionResult(mode="off", compact_next=True, summaries=(SUMMARY,)),
+    ThreadUsageParams: ThreadUsageParams(thread_id="t-1"),
+    ThreadUsageResult: ThreadUsageResult(
+        turns=(USAGE,), prompt_tokens=900, completion_tokens=40, cost=0.0002
+    ),
+    ThreadExportParams: ThreadExportParams(thread_id="t-1", format="json"),
+    ThreadExportResult: ThreadExportResult(format="markdown", content="# Thread\n"),
+}
+
+MEMORY_EVENT_SAMPLES: list[RunEventBody] = [
+    ContextEvent(
+        model="openai/gpt-4o-mini",
+        window=128_000,
+        budget=111_616,
+        used=2_345,
+        tokenizer="tiktoken:o200k_base",
+        items=(
+            ContextItemInfo(
+                kind="identity",
+                label=".atrium/AGENT.md",
+                tokens=120,
+                included=True,
+                reason="pinned",
+            ),
+            ContextItemInfo(
+                kind="left_out",
+                label="300 messages #1-#300",
+                tokens=0,
+                included=False,
+                reason="in the summary",
+            ),
+        ),
+        left_out_messages=300,
+        warnings=("AGENTS.md is skipped: it is not UTF-8 text.",),
+        compaction=CompactionInfo(
+            performed=True,
+            reason="outgrew",
+            from_seq=1,
+            to_seq=300,
+            messages=300,
+            memories_saved=2,
+        ),
+    ),
+    MemoryEvent(action="saved", key="m_1", memory=MEMORY),
+    TurnUsageEvent(
+        model="openai/gpt-4o-mini",
+        prompt_tokens=900,
+        completion_tokens=40,
+        cost=0.0002,
+        thread_prompt_tokens=5_000,
+        thread_completion_tokens=300,
+        thread_cost=0.001,
+    ),
+]
