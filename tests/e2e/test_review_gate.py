@@ -228,3 +228,32 @@ async def test_a_plan_grant_covers_the_dispatch_and_accepts_changes_in_named_pat
     assert (workspace / "notes.md").read_text() == "# Notes\nthe river is wide\n"
     assert _git(workspace, "worktree", "list").count("\n") == 1  # the worktree is gone
     assert not folder.exists()
+
+
+def _announced(events: list[RunEventParams], name: str) -> bool:
+    """A subagent event relayed from the agent mentions the file (its file_change)."""
+    return any(e.event.type == "subagent_event" and name in e.model_dump_json() for e in events)
+
+
+async def test_a_cancelled_task_applies_nothing_and_its_copy_is_removed(
+    sidecar_data: Path, workspace: Path, tmp_path: Path
+):
+    env = _standin(tmp_path, {"new.txt": "half done\n"}, STANDIN_HANG="1")
+    agent = await _start(sidecar_data, workspace, env)
+    before = _files(workspace)
+    try:
+        thread_id, run_id = await _delegate(agent, "/delegate codex Start something long")
+        allow = {"decision": "allow_once"}
+        await _answer(agent, thread_id, await _wait_asked(agent, "approval"), allow)
+        await agent.wait_for(lambda evs: _announced(evs, "new.txt"), within=90)
+        folder = Path(_runs(tmp_path)[0]["cwd"])
+        assert (folder / "new.txt").exists()
+        await agent.call("task/cancel", {"thread_id": thread_id, "task_id": "task"})
+        await agent.run_to_end(run_id, within=90)
+        task = await _task(agent, thread_id)
+    finally:
+        await agent.kill()
+    assert task["status"] == "cancelled"
+    assert not folder.exists()  # removed before the task ended
+    assert _asked(agent.events, "changeset") == []
+    assert _files(workspace) == before

@@ -7,13 +7,16 @@ a strong agent's writes land. Behaviour comes from the environment:
 STANDIN_WRITES  JSON object {relative path: text, or null to delete} applied in the -C folder
 STANDIN_LOG     JSONL file: one {"cwd": <-C folder>, "argv": [...]} line per run
 STANDIN_ALSO    JSON object {absolute path: text} written as well (an author's edit meanwhile)
+STANDIN_HANG    after writing and announcing the file change, wait until stopped (SIGINT: 130)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 
@@ -62,6 +65,12 @@ def main(argv: list[str]) -> int:
             "usage": {"input_tokens": 12, "cached_input_tokens": 0, "output_tokens": 5},
         },
     ]
+    if os.environ.get("STANDIN_HANG"):
+        signal.signal(signal.SIGINT, lambda _sig, _frame: os._exit(130))
+        for line in lines[:3]:
+            sys.stdout.write(json.dumps(line) + "\n")
+            sys.stdout.flush()
+        threading.Event().wait()
     for line in lines:
         sys.stdout.write(json.dumps(line) + "\n")
         sys.stdout.flush()

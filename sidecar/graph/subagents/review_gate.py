@@ -115,11 +115,13 @@ async def discard(deps: GraphDeps, ctx: AttemptContext, isolation: Isolation) ->
     deps.store.journal_result(key, {"removed": True})
 
 
-def discard_later(deps: GraphDeps, ctx: AttemptContext, isolation: Isolation) -> None:
-    """Remove the copy from a cancelled attempt (it cannot await any more)."""
+async def discard_cancelled(deps: GraphDeps, ctx: AttemptContext, isolation: Isolation) -> None:
+    """Remove the copy of a cancelled attempt: awaited, and shielded so that a second cancel
+    stops only the wait, never the removal."""
     task = asyncio.ensure_future(discard(deps, ctx, isolation))
     _background.add(task)
     task.add_done_callback(_background.discard)
+    await asyncio.shield(task)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ async def strong_attempt(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult:
     try:
         result = await _run_agent(deps, ctx, isolation.folder)
     except asyncio.CancelledError:
-        review_gate.discard_later(deps, ctx, isolation)
+        await review_gate.discard_cancelled(deps, ctx, isolation)
         raise
     if review_gate.is_last(ctx, result):
         return await review_gate.review(deps, ctx, isolation, result)
