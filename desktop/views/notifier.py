@@ -124,5 +124,7 @@ class RunNotices:
             self._notifier.notify(self._title(thread_id), f"The run failed: {error}")
 
     def _on_interrupt_added(self, thread_id: str, interrupt: InterruptInfo) -> None:
+        if self._state.run_state(thread_id).status != "running":
+            return  # reloaded with the thread (start-up, restart): not news
         asks = interrupt.title or "a decision"
         self._notifier.notify(self._title(thread_id), f"The agent asks: {asks}")
