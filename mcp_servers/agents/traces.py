@@ -18,6 +18,7 @@ import platformdirs
 
 from mcp_servers.agents.events import AgentEvent, dump_event
 from mcp_servers.agents.results import OperatorResult, TraceRef
+from mcp_servers.redaction import redact, secret_environment
 
 logger = logging.getLogger(__name__)
 
@@ -56,9 +57,12 @@ class TraceWriter:
         self._stdin = self.ref.stdin_path.open("a", encoding="utf-8")
         self._stderr = self.ref.stderr_path.open("ab")
         self._broken = False
+        # Secrets never reach a trace file: the author's keys in this environment, and
+        # anything shaped like a credential (mcp_servers.redaction).
+        self._secrets = secret_environment()
 
     def write_raw(self, line: str) -> None:
-        """One stdout line, verbatim."""
+        """One stdout line, verbatim but for secrets."""
         self._append(self._raw, line + "\n")
 
     def write_event(self, event: AgentEvent) -> None:
@@ -72,6 +76,8 @@ class TraceWriter:
     def write_stderr(self, chunk: bytes) -> None:
         """A chunk of the CLI's stderr."""
         try:
+            text = chunk.decode("utf-8", "surrogateescape")
+            chunk = redact(text, self._secrets).encode("utf-8", "surrogateescape")
             self._stderr.write(chunk)
             self._stderr.flush()
         except OSError as exc:
@@ -80,7 +86,7 @@ class TraceWriter:
     def write_result(self, result: OperatorResult) -> None:
         """The run's final result, as one JSON document."""
         try:
-            text = result.model_dump_json(indent=2) + "\n"
+            text = redact(result.model_dump_json(indent=2), self._secrets) + "\n"
             self.ref.result_path.write_text(text, encoding="utf-8")
         except OSError as exc:
             self._report(exc)
@@ -95,7 +101,7 @@ class TraceWriter:
 
     def _append(self, handle: IO[str], text: str) -> None:
         try:
-            handle.write(text)
+            handle.write(redact(text, self._secrets))
             handle.flush()
         except OSError as exc:
             self._report(exc)

@@ -12,38 +12,12 @@ Plain (non-regex) queries go through RE2 too, as literals, so case folding means
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, cast
 
-import re2 as _untyped_re2  # pyright: ignore[reportMissingTypeStubs]
+from mcp_servers import linear_re
 
 from .errors import ErrorCode, WorkspaceError
 
 LineMatcher = Callable[[str], bool]
-
-
-class _Options(Protocol):
-    log_errors: bool
-    never_capture: bool
-    case_sensitive: bool
-    literal: bool
-    max_mem: int
-
-
-class _Pattern(Protocol):
-    def search(self, text: str) -> object | None: ...
-
-
-class _Re2(Protocol):
-    """The part of google-re2's module used here (it ships no type information)."""
-
-    error: type[Exception]
-
-    def Options(self) -> _Options: ...
-
-    def compile(self, pattern: str, options: _Options) -> _Pattern: ...
-
-
-re2 = cast(_Re2, _untyped_re2)
 
 # RE2's program for one pattern may not grow past this (the default is 8 MiB): huge counted
 # repetitions such as ``(a{1000}){1000}`` are refused at compile time instead of eating memory.
@@ -59,24 +33,16 @@ def line_matcher(query: str, *, regex: bool, case_sensitive: bool) -> LineMatche
     """
     if query == "":
         raise WorkspaceError(ErrorCode.INVALID_ARGUMENTS, "query must not be empty")
-    options = re2.Options()
-    options.log_errors = False
+    options = linear_re.options(case_sensitive=case_sensitive, literal=not regex)
     options.never_capture = True
-    options.case_sensitive = case_sensitive
-    options.literal = not regex
     options.max_mem = MAX_PROGRAM_BYTES
     try:
-        pattern = re2.compile(query, options)
-    except re2.error as exc:
+        pattern = linear_re.compile_pattern(query, options)
+    except linear_re.Error as exc:
         raise WorkspaceError(
             ErrorCode.INVALID_REGEX,
             f"invalid regular expression for the linear-time engine (RE2 syntax: no "
-            f"backreferences or lookaround): {_reason(exc)}",
+            f"backreferences or lookaround): {linear_re.reason(exc)}",
         ) from None
     search = pattern.search
     return lambda line: search(line) is not None
-
-
-def _reason(exc: Exception) -> str:
-    detail: object = exc.args[0] if exc.args else exc
-    return detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from sidecar.binding.deadline import CallTimeoutError, IdleDeadline
 from sidecar.host.connection import Connection
+from sidecar.host.redaction import redact_outcome
 from sidecar.host.spec import ServerUnavailableError
 from sidecar.host.types import HostTool, ProgressSink, ToolOutcome
 
@@ -106,8 +107,10 @@ def _outcome(conn: Connection, call: asyncio.Future[Any]) -> ToolOutcome:
         conn.set_state("ready")
     texts = [getattr(block, "text", f"[{block.type} content]") for block in result.content]
     structured = result.structured_content
-    return ToolOutcome(
+    outcome = ToolOutcome(
         is_error=bool(result.is_error),
         text="\n".join(texts),
         structured=cast(dict[str, Any], structured) if isinstance(structured, dict) else None,
     )
+    # Before anything stores it: the conversation, the journal, run events.
+    return redact_outcome(outcome, conn.stderr.redact.secrets)

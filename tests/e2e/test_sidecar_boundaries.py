@@ -104,3 +104,35 @@ async def test_built_in_servers_and_a_sleeping_sandbox_program_die_with_a_killed
             await asyncio.sleep(0.05)
     assert alive == set()
     assert os.getpid() not in family
+
+
+async def test_a_secret_in_tool_output_is_redacted_before_it_is_stored(
+    sidecar_data: Path, workspace: Path
+) -> None:
+    key = "sk-ant-api03-" + "Q1w2E3r4" * 4
+    token = "tok-" + "9f8e7d6c5b4a"
+    process = await Sidecar.start(sidecar_data, workspace, DEPLOY_TOKEN=token)
+    try:
+        thread = await process.call("thread/create", {})
+        code = json.dumps({"code": f"print({key!r}, {token!r})"})
+        run = await process.call(
+            "run/start", {"thread_id": thread["id"], "text": f"/call sandbox__run_python {code}"}
+        )
+        events = await process.run_to_end(run["run_id"], within=90)
+        interrupt = next(e.event.interrupt for e in events if e.event.type == "interrupt")  # type: ignore[union-attr]
+        value = {"decision": "allow_once"}
+        resumed = await process.call(
+            "run/resume", {"thread_id": thread["id"], "interrupt_id": interrupt.id, "value": value}
+        )
+        events = await process.run_to_end(resumed["run_id"], within=90)
+        result = next(e.event for e in events if e.event.type == "tool_result")
+        assert "[redacted] [redacted]" in result.content  # type: ignore[union-attr]
+        got = await process.call("thread/get", {"thread_id": thread["id"]})
+        stored = [m["content"] for m in got["messages"] if m["role"] == "tool"]
+        assert len(stored) == 1 and "[redacted] [redacted]" in stored[0]
+    finally:
+        await process.shutdown()
+    database = b"".join(p.read_bytes() for p in sidecar_data.glob("atrium.db*"))
+    # The call's arguments (the code) hold the strings too; the output must not add any.
+    assert database.count(key.encode()) == database.count(b"print(")
+    assert b"[redacted] [redacted]" in database
