@@ -82,6 +82,7 @@ class OpenClawOutputParser(StreamParser):
         self._workspace = workspace
         self._rows: list[TranscriptRow] = []
         self.streamed = False
+        """Set by the controller once it emitted transcript steps live (while the CLI ran)."""
 
     def feed(self, line: str) -> ParseStep:
         self._lines.append(line)
@@ -91,7 +92,7 @@ class OpenClawOutputParser(StreamParser):
         return ParseStep()
 
     def add_transcript(self, rows: list[TranscriptRow]) -> None:
-        """The run's own transcript rows, read by the controller after the CLI ended."""
+        """The run's transcript rows not yet emitted, read by the controller after the CLI ended."""
         self._rows.extend(rows)
 
     def finish(self) -> list[AgentEvent]:
@@ -104,9 +105,7 @@ class OpenClawOutputParser(StreamParser):
         return events
 
     def _steps(self) -> list[AgentEvent]:
-        """The transcript's events (none when the controller already streamed them)."""
-        if self.streamed:
-            return []
+        """The events of the transcript rows handed over (those not already streamed live)."""
         return transcript_events(self._rows, self._workspace)
 
     def _normalize(self, document: JsonObject) -> list[AgentEvent]:
