@@ -17,13 +17,13 @@ from typing import Any, NoReturn
 from sidecar import settings as settings_mod
 from sidecar.coord.coordinator import Coordinator, Timings
 from sidecar.coord.profiles import ProfilesFile
+from sidecar.graph.memory.lazy import LazyMemory
 from sidecar.handlers.servers import status_notification
 from sidecar.handlers.services import Services
 from sidecar.handlers.table import load_all
-from sidecar.graph.memory.lazy import LazyMemory
 from sidecar.host.config import ConfigFile
-from sidecar.host.features import HostFeatures
-from sidecar.host.features_sampling import LMSampler
+from sidecar.host.features.client import HostFeatures
+from sidecar.host.features.sampling import LMSampler
 from sidecar.host.host import ServerSpec, ServerStatus, ToolHost
 from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE
 from sidecar.llm.planner import DspyPlanner, aclose_model_clients

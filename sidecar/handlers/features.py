@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
-from sidecar.host.features import FeatureRefusedError, FeatureUnavailableError, HostFeatures
+from sidecar.host.features.client import FeatureRefusedError, FeatureUnavailableError, HostFeatures
 from sidecar.protocol import RpcError
 from sidecar.protocol.features import (
     FeatureErrorCode,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from sidecar.coord.coordinator import Coordinator
 from sidecar.coord.profiles import ProfilesFile
-from sidecar.host.features import HostFeatures
+from sidecar.host.features.client import HostFeatures
 from sidecar.host.host import ToolHost
 from sidecar.runtime.queueing import QueueDesk
 from sidecar.runtime.runs import RunManager

@@ -22,7 +22,7 @@ from contextlib import AsyncExitStack, suppress
 from typing import TYPE_CHECKING, Any
 
 from sidecar.host.config import ConfigInvalidError
-from sidecar.host.features import ClientFeatures
+from sidecar.host.features.client import ClientFeatures
 from sidecar.host.launch import HttpTarget, Launch, LaunchError, Target, stdio_transport
 from sidecar.host.logs import ProtocolLog, StderrTail, WatchedTransport
 from sidecar.host.secrets import Redactor

@@ -18,7 +18,7 @@ from typing import Any
 from sidecar.host.calls import call_tool
 from sidecar.host.config import ConfigFile, ConfigIssue, ServerConfig
 from sidecar.host.connection import Connection
-from sidecar.host.features import ClientFeatures, NoFeatures
+from sidecar.host.features.client import ClientFeatures, NoFeatures
 from sidecar.host.importing import ImportPlan, plan_import, read_foreign_config
 from sidecar.host.launch import LaunchPreview, build_launch, preview
 from sidecar.host.logs import LogEntry, StderrTail

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, replace
 
 from sidecar.host.connection import Connection
-from sidecar.host.features import NoFeatures
+from sidecar.host.features.client import NoFeatures
 from sidecar.host.spec import RestartPolicy, ServerSpec, ServerState, ServerStatus
 
 

@@ -21,9 +21,9 @@ from sidecar.binding.calls import (
     bind_run,
     in_flight,
 )
-from sidecar.host.features import HostFeatures
-from sidecar.host.features_logs import LogEntry
-from sidecar.host.features_sampling import LMSampler
+from sidecar.host.features.client import HostFeatures
+from sidecar.host.features.logs import LogEntry
+from sidecar.host.features.sampling import LMSampler
 from sidecar.host.host import ServerSpec, ToolHost
 from sidecar.host.types import ToolOutcome
 from sidecar.llm.types import LMConfig

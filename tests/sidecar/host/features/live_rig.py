@@ -14,8 +14,8 @@ import anyio
 
 from sidecar.graph.builder import build_graph
 from sidecar.graph.deps import GraphDeps
-from sidecar.host.features import HostFeatures
-from sidecar.host.features_sampling import Sampler
+from sidecar.host.features.client import HostFeatures
+from sidecar.host.features.sampling import Sampler
 from sidecar.host.host import ServerSpec, ToolHost
 from sidecar.protocol import TERMINAL_EVENT_TYPES, InterruptEvent, InterruptInfo, RunEventParams
 from sidecar.runtime.checkpoints import open_checkpointer

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from sidecar.binding.calls import RunBinding, bind_run, in_flight
-from sidecar.host.features import HostFeatures
+from sidecar.host.features.client import HostFeatures
 from sidecar.host.host import ServerSpec, ToolHost
 from tests.setup.mcp_everything import Everything
 from tests.sidecar.host.features.conftest import SERVER, ScriptedAuthor, stdio_params

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.host.features_elicit import check_content, elicit_result, enum_values, form_payload
+from sidecar.host.features.elicit import check_content, elicit_result, enum_values, form_payload
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

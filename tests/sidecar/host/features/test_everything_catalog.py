@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sidecar.host.features import FeatureRefusedError, FeatureUnavailableError, HostFeatures
-from sidecar.host.features_logs import LEVELS
+from sidecar.host.features.client import FeatureRefusedError, FeatureUnavailableError, HostFeatures
+from sidecar.host.features.logs import LEVELS
 from sidecar.host.host import ServerSpec, ToolHost
 from tests.setup.mcp_everything import Everything
 from tests.sidecar.host.features.conftest import SERVER, FeatureRig, LogWatch, stdio_params

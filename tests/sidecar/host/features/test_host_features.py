@@ -12,7 +12,7 @@ import pytest
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from sidecar.host.features import HostFeatures, NoFeatures
+from sidecar.host.features.client import HostFeatures, NoFeatures
 from sidecar.host.host import ServerSpec, ToolHost
 from tests.sidecar.host.features.conftest import FeatureRig, ScriptedAuthor, ensure_connected
 

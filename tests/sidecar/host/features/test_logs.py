@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.host.features_logs import MAX_TEXT, LogEntry, ServerLogs, as_level, render
+from sidecar.host.features.logs import MAX_TEXT, LogEntry, ServerLogs, as_level, render
 
 
 def test_a_full_buffer_drops_the_oldest_entries_and_counts_them() -> None:
