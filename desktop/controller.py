@@ -8,10 +8,13 @@ the reply updates `SessionState`, and the views follow the state's events.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from desktop.ipc.pending import PendingRequest, RequestSender
 from desktop.models.emitter import Emitter
 from desktop.models.session import SessionState
+from desktop.models.transcript import INITIAL_PAGE
 from sidecar.protocol import (
     ErrorCode,
     ErrorObject,
@@ -30,10 +33,17 @@ from sidecar.protocol import (
     ThreadStatus,
     WireModel,
 )
+from sidecar.protocol.history import (
+    ThreadMessagesParams,
+    ThreadMessagesResult,
+    ThreadSearchParams,
+)
 
 logger = logging.getLogger(__name__)
 
 TITLE_LENGTH = 48
+PAGE = 200
+"""Messages per page when the author scrolls through a thread or jumps to a hit."""
 
 
 def title_from_text(text: str) -> str:
@@ -76,8 +86,91 @@ class SessionController:
             else:
                 self._report(error, "Loading the thread")
 
-        params = ThreadGetParams(thread_id=thread_id)
+        params = ThreadGetParams(thread_id=thread_id, limit=INITIAL_PAGE)
         return self._sender.request("thread/get", params).then(self._on_thread_get, on_error)
+
+    def load_older(self) -> PendingRequest | None:
+        """The page before the first message shown (None: nothing older, or no thread)."""
+        transcript = self.state.transcript
+        oldest = transcript.oldest_message_id()
+        thread_id = transcript.thread_id
+        if thread_id is None or oldest is None or not transcript.has_older:
+            return None
+        params = ThreadMessagesParams(thread_id=thread_id, before_id=oldest, limit=PAGE)
+
+        def on_page(result: ThreadMessagesResult) -> None:
+            if transcript.thread_id == thread_id and transcript.oldest_message_id() == oldest:
+                pairs = [(m.seq, m.message) for m in result.messages]
+                transcript.prepend(pairs, result.has_older)
+
+        return self._history_request("thread/messages", params, on_page)
+
+    def load_newer(self) -> PendingRequest | None:
+        """The page after the last message shown, while the transcript is detached from the
+        live end; reaching the end during a run reloads the thread (its live part)."""
+        transcript = self.state.transcript
+        thread_id, newest = transcript.thread_id, transcript.newest_seq()
+        if thread_id is None or newest is None or not transcript.has_newer:
+            return None
+        params = ThreadMessagesParams(thread_id=thread_id, after_seq=newest, limit=PAGE)
+
+        def on_page(result: ThreadMessagesResult) -> None:
+            if transcript.thread_id != thread_id or transcript.newest_seq() != newest:
+                return
+            if not result.has_newer and self.state.run_state(thread_id).is_running:
+                self.fetch_thread(thread_id)
+                return
+            transcript.append_newer([(m.seq, m.message) for m in result.messages], result.has_newer)
+
+        return self._history_request("thread/messages", params, on_page)
+
+    def jump_to_start(self) -> PendingRequest | None:
+        """Show the thread's first page."""
+        return self._show_page(after_seq=0)
+
+    def jump_to_end(self) -> PendingRequest | None:
+        """Back to the live end of the selected thread."""
+        thread_id = self.state.selected_thread_id
+        return self.fetch_thread(thread_id) if thread_id is not None else None
+
+    def reveal_message(self, message_id: str, seq: int) -> PendingRequest | None:
+        """Show the page around a message (a search hit) unless it is shown already."""
+        if self.state.transcript.row_of_message(message_id) is not None:
+            return None
+        return self._show_page(before_seq=seq + PAGE // 2)
+
+    def search_thread(self, query: str) -> PendingRequest | None:
+        """Full-text search in the selected thread; the caller takes the `ThreadSearchResult`."""
+        thread_id = self.state.selected_thread_id
+        if thread_id is None:
+            return None
+        params = ThreadSearchParams(thread_id=thread_id, query=query)
+        return self._sender.request("thread/search", params)
+
+    def _show_page(
+        self, *, before_seq: int | None = None, after_seq: int | None = None
+    ) -> PendingRequest | None:
+        transcript = self.state.transcript
+        thread_id = transcript.thread_id
+        if thread_id is None:
+            return None
+        params = ThreadMessagesParams(
+            thread_id=thread_id, before_seq=before_seq, after_seq=after_seq, limit=PAGE
+        )
+
+        def on_page(result: ThreadMessagesResult) -> None:
+            if transcript.thread_id == thread_id:
+                pairs = [(m.seq, m.message) for m in result.messages]
+                transcript.show_page(pairs, result.has_older, result.has_newer)
+
+        return self._history_request("thread/messages", params, on_page)
+
+    def _history_request(
+        self, method: str, params: WireModel, on_result: Callable[[Any], None]
+    ) -> PendingRequest:
+        return self._sender.request(method, params).then(
+            on_result, lambda error: self._report(error, "Loading the thread")
+        )
 
     def create_thread(self, title: str = "New thread", first_message: str = "") -> PendingRequest:
         """Create a thread and select it; with `first_message`, send that into it."""

@@ -1,11 +1,18 @@
 """The transcript of the selected thread: messages, the streaming answer, compact tool calls.
 
-Plain Python: `load` builds it from `thread/get`, `apply` advances it by one run event. Views
-subscribe to `reset`, `inserted(row)` and `updated(row)`; entries are only appended, never moved.
+Plain Python: `load` builds it from `thread/get` (the newest page), `apply` advances it by one
+run event, `prepend` adds an older page (`thread/messages`) and `show_page` replaces it with a
+page anywhere in the thread (a search hit far back), which leaves the transcript *detached* from
+the live end until the newer pages are added again (`append_newer`).
+
+Views subscribe to `reset`, `inserted(row)`, `updated(row)`, `appended(row, text)` (streamed
+text added at the end of a message: the view appends it, never re-sets the whole text) and
+`prepended(count)` (rows 0..count-1 are new).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -33,13 +40,37 @@ ToolCallState: TypeAlias = Literal["pending", "awaiting_approval", "succeeded", 
 @dataclass
 class MessageEntry:
     """An author or agent message. `streaming` while tokens still arrive; `local` for the
-    author's own message until the sidecar echoes it back with an id."""
+    author's own message until the sidecar echoes it back with an id; `seq` its place in the
+    thread when known (messages from `thread/messages`).
+
+    Streamed text is kept as chunks and joined only when `text` is read through the transcript
+    (`Transcript.entry`/`entries`), so a long answer costs linear time, not quadratic."""
 
     role: Literal["user", "assistant"]
     text: str
     message_id: str | None = None
     streaming: bool = False
     local: bool = False
+    seq: int | None = field(default=None, compare=False)
+    chunks: list[str] = field(default_factory=list, compare=False, repr=False)
+    chunk_chars: int = field(default=0, compare=False, repr=False)
+
+    def append(self, text: str) -> None:
+        self.chunks.append(text)
+        self.chunk_chars += len(text)
+
+    @property
+    def length(self) -> int:
+        """Characters of text, appended chunks included (without joining them)."""
+        return len(self.text) + self.chunk_chars
+
+    def settle(self) -> MessageEntry:
+        """Join the appended chunks into `text`."""
+        if self.chunks:
+            self.text = self.text + "".join(self.chunks)
+            self.chunks.clear()
+            self.chunk_chars = 0
+        return self
 
 
 @dataclass
@@ -55,6 +86,7 @@ class ToolCallEntry:
     progress: float | None = None
     total: float | None = None
     progress_message: str | None = None
+    result_message_id: str | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -67,31 +99,119 @@ class NoticeEntry:
 
 TranscriptEntry: TypeAlias = MessageEntry | ToolCallEntry | NoticeEntry
 
+HistoryPage: TypeAlias = Sequence[tuple[int, MessageInfo]]
+"""Messages with their seqs, oldest first (a `thread/messages` page)."""
+
+INITIAL_PAGE = 200
+"""Messages `thread/get` is asked for when a thread is opened (the newest page)."""
+
 
 class Transcript:
-    """Entries of one thread, in display order."""
+    """Entries of one thread, in display order: a contiguous stretch of its history.
+
+    `has_older`: messages exist before the first entry (load them with `prepend`).
+    `has_newer`: the stretch ends before the live end (after `show_page`); run events are not
+    shown until `append_newer` reaches the end again.
+    """
 
     def __init__(self) -> None:
         self.thread_id: str | None = None
         self._entries: list[TranscriptEntry] = []
+        self.has_older = False
+        self.has_newer = False
         self.reset: Emitter[[]] = Emitter()
         self.inserted: Emitter[[int]] = Emitter()
         self.updated: Emitter[[int]] = Emitter()
+        self.appended: Emitter[[int, str]] = Emitter()
+        self.prepended: Emitter[[int]] = Emitter()
 
     @property
     def entries(self) -> tuple[TranscriptEntry, ...]:
+        for entry in self._entries:
+            if isinstance(entry, MessageEntry):
+                entry.settle()
         return tuple(self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def entry(self, row: int) -> TranscriptEntry:
+        entry = self._entries[row]
+        return entry.settle() if isinstance(entry, MessageEntry) else entry
+
+    def peek(self, row: int) -> TranscriptEntry:
+        """The entry without joining streamed chunks (for per-frame work on a long answer)."""
         return self._entries[row]
 
     def clear(self, thread_id: str | None = None) -> None:
         self.thread_id = thread_id
         self._entries = []
+        self.has_older = self.has_newer = False
         self.reset.emit()
+
+    def oldest_message_id(self) -> str | None:
+        """The id of the first message shown (the cursor for the next older page)."""
+        for entry in self._entries:
+            if isinstance(entry, MessageEntry) and entry.message_id and not entry.local:
+                return entry.message_id
+        return None
+
+    def newest_seq(self) -> int | None:
+        """The seq of the last message shown, when known (the cursor for newer pages)."""
+        for entry in reversed(self._entries):
+            if isinstance(entry, MessageEntry) and entry.seq is not None:
+                return entry.seq
+        return None
+
+    def row_of_message(self, message_id: str) -> int | None:
+        """The row showing a message (a tool result shows as its call's row)."""
+        row = self._message_row(message_id)
+        if row is not None:
+            return row
+        for row, entry in enumerate(self._entries):
+            if isinstance(entry, ToolCallEntry) and entry.result_message_id == message_id:
+                return row
+        return None
+
+    def prepend(self, page: HistoryPage, has_older: bool) -> int:
+        """Add an older page before the first entry; returns how many rows were added."""
+        older = Transcript()
+        for seq, message in page:
+            older._apply_message(message, notify=False, seq=seq)
+        added: list[TranscriptEntry] = []
+        for entry in older._entries:
+            if isinstance(entry, ToolCallEntry) and self._merge_call(entry):
+                continue
+            added.append(entry)
+        self._entries[:0] = added
+        self.has_older = has_older
+        if added:
+            self.prepended.emit(len(added))
+        return len(added)
+
+    def show_page(self, page: HistoryPage, has_older: bool, has_newer: bool) -> None:
+        """Show a page anywhere in the thread instead of what is shown (jumping to a hit)."""
+        self._entries = []
+        for seq, message in page:
+            self._apply_message(message, notify=False, seq=seq)
+        self.has_older, self.has_newer = has_older, has_newer
+        self.reset.emit()
+
+    def append_newer(self, page: HistoryPage, has_newer: bool) -> None:
+        """Add the page after the last entry (walking back towards the live end)."""
+        for seq, message in page:
+            self._apply_message(message, seq=seq)
+        self.has_newer = has_newer
+
+    def _merge_call(self, older: ToolCallEntry) -> bool:
+        row = self._call_row(older.call_id)
+        if row is None:
+            return False
+        entry = self._entries[row]
+        assert isinstance(entry, ToolCallEntry)
+        entry.server, entry.tool, entry.arguments = older.server, older.tool, older.arguments
+        self.updated.emit(row)
+        return True
 
     def load(
         self,
@@ -100,9 +220,12 @@ class Transcript:
         interrupts: tuple[InterruptInfo, ...] = (),
         last_error: str | None = None,
     ) -> None:
-        """Rebuild from the conversation of record (and the thread's pending interrupts)."""
+        """Rebuild from the conversation of record (and the thread's pending interrupts): the
+        newest messages; older ones exist when `thread/get` returned a full page."""
         self.thread_id = thread_id
         self._entries = []
+        self.has_older = len(messages) >= INITIAL_PAGE
+        self.has_newer = False
         for message in messages:
             self._apply_message(message, notify=False)
         for interrupt in interrupts:
@@ -117,7 +240,10 @@ class Transcript:
         self._append(MessageEntry("user", text, local=True))
 
     def apply(self, event: RunEventBody) -> None:
-        """Advance by one run event of this thread."""
+        """Advance by one run event of this thread (not shown while detached: the messages it
+        leads to are read back from the sidecar when the newer pages are added)."""
+        if self.has_newer:
+            return
         match event:
             case Token(text=text):
                 self._append_token(text)
@@ -162,8 +288,8 @@ class Transcript:
     def _append_token(self, text: str) -> None:
         last = self._entries[-1] if self._entries else None
         if isinstance(last, MessageEntry) and last.streaming:
-            last.text += text
-            self.updated.emit(len(self._entries) - 1)
+            last.append(text)
+            self.appended.emit(len(self._entries) - 1, text)
         else:
             self._append(MessageEntry("assistant", text, streaming=True))
 
@@ -172,7 +298,7 @@ class Transcript:
         if row is not None:
             entry = self._entries[row]
             assert isinstance(entry, MessageEntry)
-            entry.streaming = False
+            entry.settle().streaming = False
             self.updated.emit(row)
 
     def _message_row(self, message_id: str) -> int | None:
@@ -181,16 +307,28 @@ class Transcript:
                 return row
         return None
 
-    def _apply_message(self, message: MessageInfo, notify: bool = True) -> None:
+    def _apply_message(
+        self, message: MessageInfo, notify: bool = True, seq: int | None = None
+    ) -> None:
         if message.role == "tool":
             if message.tool_call_id is not None:
                 self._apply_result(message.tool_call_id, message.is_error, message.content, notify)
+                row = self._call_row(message.tool_call_id)
+                if row is not None:
+                    call = self._entries[row]
+                    assert isinstance(call, ToolCallEntry)
+                    call.result_message_id = message.id
             return
         if self._message_row(message.id) is None:
             if message.role == "user":
                 self._adopt_user_message(message, notify)
             else:
                 self._adopt_assistant_message(message, notify)
+            row = self._message_row(message.id)
+            if row is not None and seq is not None:
+                entry = self._entries[row]
+                assert isinstance(entry, MessageEntry)
+                entry.seq = seq
         for call in message.tool_calls:
             self._ensure_call(call.id, call.server, call.tool, call.arguments, notify)
 
@@ -207,6 +345,7 @@ class Transcript:
         if row is not None:
             entry = self._entries[row]
             assert isinstance(entry, MessageEntry)
+            entry.settle()
             entry.text = message.content or entry.text
             entry.message_id, entry.streaming = message.id, False
             self._changed(row, notify)

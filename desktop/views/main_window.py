@@ -127,7 +127,7 @@ class MainWindow(QMainWindow):
 
     def _build_widgets(self) -> None:
         self.thread_list = ThreadListWidget(self.state)
-        self.transcript = TranscriptView(self.state.transcript)
+        self.transcript = TranscriptView(self.state.transcript, self.controller)
         self.run_status = RunStatusWidget()
         self.composer = ComposerWidget()
         self.banner = SidecarBannerWidget()
@@ -214,6 +214,7 @@ class MainWindow(QMainWindow):
         actions = self.menu_actions
         actions.quit.triggered.connect(self.quit)
         actions.find.triggered.connect(self.find_requested)
+        self.find_requested.connect(self.transcript.open_find_bar)
         actions.stop_run.triggered.connect(self._on_stop_requested)
         actions.about.triggered.connect(self.open_about)
         for appearance, action in actions.appearance.items():

@@ -1,204 +1,434 @@
-"""`TranscriptView`: the selected thread's messages, streaming answer and compact tool calls."""
+"""`TranscriptView`: the selected thread as a model/view list, with the find bar above it.
+
+Rows are `Transcript` entries painted by `TranscriptDelegate` (only the visible ones are drawn,
+so a thread of any length opens as fast as its first page). Streamed text is coalesced per frame
+(`FRAME_MS`) and appended to the answer's document. The list follows the end while the author
+has not scrolled up; scrolling near the top asks for the next older page, near the bottom of a
+detached stretch for the next newer one. Ctrl+F (the window's Find action) opens the find bar;
+a hit is shown by loading its page when it is not already in the list.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QFrame,
-    QLabel,
-    QProgressBar,
-    QScrollArea,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
+import logging
+from typing import Any, Protocol
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRect,
+    Qt,
+    QTimer,
+    Signal,
 )
+from PySide6.QtGui import QKeySequence, QPaintEvent, QShortcut
+from PySide6.QtWidgets import QAbstractItemView, QListView, QVBoxLayout, QWidget
 
-from desktop.models.transcript import (
-    MessageEntry,
-    NoticeEntry,
-    ToolCallEntry,
-    Transcript,
-    TranscriptEntry,
+from desktop.ipc.pending import PendingRequest
+from desktop.models.stream_text import AppendBuffer
+from desktop.models.transcript import MessageEntry, ToolCallEntry, Transcript
+from desktop.views.find_bar import FindBarWidget
+from desktop.views.transcript_render import (
+    ENTRY_ROLE,
+    EntryDocuments,
+    TranscriptDelegate,
+    entry_text,
+    tool_details,
 )
-from desktop.views.text import build_code_view, pretty_json
+from sidecar.protocol import ErrorObject
+from sidecar.protocol.history import SearchHit, ThreadSearchResult
 
-_TOOL_STATE_TEXT = {
-    "pending": "running…",
-    "awaiting_approval": "waiting for approval",
-    "succeeded": "done",
-    "failed": "failed",
-}
+logger = logging.getLogger(__name__)
 
+FRAME_MS = 16
+PIN_SLACK_PX = 8
+LOAD_MARGIN_PX = 400
 
-class MessageWidget(QFrame):
-    """One message: who said it, and the text (Markdown for finished agent answers)."""
-
-    def __init__(self, entry: MessageEntry) -> None:
-        super().__init__()
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        layout = QVBoxLayout(self)
-        self.role_label = QLabel("<b>You</b>" if entry.role == "user" else "<b>Agent</b>")
-        self.text_label = QLabel()
-        self.text_label.setWordWrap(True)
-        self.text_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.role_label)
-        layout.addWidget(self.text_label)
-        self.show_entry(entry)
-
-    def show_entry(self, entry: MessageEntry) -> None:
-        rich = entry.role == "assistant" and not entry.streaming
-        fmt = Qt.TextFormat.MarkdownText if rich else Qt.TextFormat.PlainText
-        self.text_label.setTextFormat(fmt)
-        self.text_label.setText(entry.text + (" ▍" if entry.streaming else ""))
-
-    def plain_text(self) -> str:
-        return self.text_label.text()
+_Index = QModelIndex | QPersistentModelIndex
 
 
-class ToolCallWidget(QFrame):
-    """One tool call on one line (server · tool — state); expands to arguments and result."""
+class TranscriptHistory(Protocol):
+    """What the view asks of the controller (`SessionController` provides it)."""
 
-    def __init__(self, entry: ToolCallEntry) -> None:
-        super().__init__()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 0, 4, 0)
-        self.header_button = QToolButton()
-        self.header_button.setCheckable(True)
-        self.header_button.setAutoRaise(True)
-        self.header_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.header_button.setArrowType(Qt.ArrowType.RightArrow)
-        self.header_button.toggled.connect(self._on_header_toggled)
-        self.progress_bar = QProgressBar()
-        self.progress_bar.setMaximumHeight(8)
-        self.progress_bar.setTextVisible(False)
-        self.details_view = build_code_view()
-        self.details_view.setMaximumHeight(180)
-        self.details_view.hide()
-        layout.addWidget(self.header_button)
-        layout.addWidget(self.progress_bar)
-        layout.addWidget(self.details_view)
-        self.show_entry(entry)
-
-    def show_entry(self, entry: ToolCallEntry) -> None:
-        state = _TOOL_STATE_TEXT.get(entry.state, entry.state)
-        if entry.state == "pending" and entry.progress_message:
-            state = entry.progress_message
-        name = f"{entry.server} · {entry.tool}" if entry.server else entry.tool
-        self.header_button.setText(f"⚙ {name} — {state}")
-        self._show_progress(entry)
-        details = f"arguments:\n{pretty_json(entry.arguments)}"
-        if entry.result is not None:
-            details += f"\n\n{'error' if entry.state == 'failed' else 'result'}:\n{entry.result}"
-        self.details_view.setPlainText(details)
-
-    def _show_progress(self, entry: ToolCallEntry) -> None:
-        running = entry.state == "pending" and entry.progress is not None
-        self.progress_bar.setVisible(running)
-        if not running or entry.progress is None:
-            return
-        if entry.total:
-            self.progress_bar.setRange(0, 1000)
-            self.progress_bar.setValue(int(1000 * min(entry.progress / entry.total, 1.0)))
-        else:
-            self.progress_bar.setRange(0, 0)
-
-    def plain_text(self) -> str:
-        return self.header_button.text()
-
-    def _on_header_toggled(self, expanded: bool) -> None:
-        self.details_view.setVisible(expanded)
-        arrow = Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow
-        self.header_button.setArrowType(arrow)
+    def load_older(self) -> PendingRequest | None: ...
+    def load_newer(self) -> PendingRequest | None: ...
+    def jump_to_start(self) -> PendingRequest | None: ...
+    def jump_to_end(self) -> PendingRequest | None: ...
+    def search_thread(self, query: str) -> PendingRequest | None: ...
+    def reveal_message(self, message_id: str, seq: int) -> PendingRequest | None: ...
 
 
-class NoticeWidget(QLabel):
-    """A turn that failed or was cancelled."""
+class TranscriptListModel(QAbstractListModel):
+    """A thin Qt list model over `Transcript`; streamed text is passed on, not re-read.
 
-    def __init__(self, entry: NoticeEntry) -> None:
-        super().__init__()
-        self.setWordWrap(True)
-        self.setTextFormat(Qt.TextFormat.PlainText)
-        self.show_entry(entry)
+    Signals: `text_appended(row, text)`, `about_to_prepend(count)`, `prepended(count)`.
+    """
 
-    def show_entry(self, entry: NoticeEntry) -> None:
-        colour = "#cf222e" if entry.kind == "failed" else "#57606a"
-        self.setStyleSheet(f"color: {colour}; font-style: italic;")
-        self.setText(("⚠ " if entry.kind == "failed" else "■ ") + entry.text)
+    text_appended = Signal(int, str)
+    about_to_prepend = Signal(int)
+    prepended = Signal(int)
 
-    def plain_text(self) -> str:
-        return self.text()
-
-
-EntryWidget = MessageWidget | ToolCallWidget | NoticeWidget
-
-
-def build_entry_widget(entry: TranscriptEntry) -> EntryWidget:
-    if isinstance(entry, MessageEntry):
-        return MessageWidget(entry)
-    if isinstance(entry, ToolCallEntry):
-        return ToolCallWidget(entry)
-    return NoticeWidget(entry)
-
-
-def _show(widget: EntryWidget, entry: TranscriptEntry) -> None:
-    match widget, entry:
-        case MessageWidget(), MessageEntry():
-            widget.show_entry(entry)
-        case ToolCallWidget(), ToolCallEntry():
-            widget.show_entry(entry)
-        case NoticeWidget(), NoticeEntry():
-            widget.show_entry(entry)
-        case _:
-            pass
-
-
-class TranscriptView(QScrollArea):
-    """One widget per `Transcript` entry, kept in step with its events; stays scrolled to the
-    bottom while the author has not scrolled up."""
-
-    def __init__(self, transcript: Transcript, parent: QWidget | None = None) -> None:
+    def __init__(self, transcript: Transcript, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._transcript = transcript
-        self.entry_widgets: list[EntryWidget] = []
-        self.setWidgetResizable(True)
-        container = QWidget()
-        self._layout = QVBoxLayout(container)
-        self._layout.addStretch(1)
-        self.setWidget(container)
-        self._pinned = True
-        bar = self.verticalScrollBar()
-        bar.valueChanged.connect(self._on_scroll_value_changed)
-        bar.rangeChanged.connect(self._on_scroll_range_changed)
+        self.transcript = transcript
         transcript.reset.connect(self._on_transcript_reset)
         transcript.inserted.connect(self._on_transcript_inserted)
         transcript.updated.connect(self._on_transcript_updated)
-        self._on_transcript_reset()
+        transcript.appended.connect(self._on_transcript_appended)
+        transcript.prepended.connect(self._on_transcript_prepended)
 
-    def plain_text(self) -> str:
-        """Everything shown, one entry per line (for tests and copying)."""
-        return "\n".join(widget.plain_text() for widget in self.entry_widgets)
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.transcript)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.transcript):
+            return None
+        if role == ENTRY_ROLE:
+            return self.transcript.peek(index.row())
+        if role == Qt.ItemDataRole.DisplayRole:
+            return entry_text(self.transcript.entry(index.row()))
+        return None
 
     def _on_transcript_reset(self) -> None:
-        for widget in self.entry_widgets:
-            self._layout.removeWidget(widget)
-            widget.deleteLater()
-        self.entry_widgets = []
-        self._pinned = True
-        for row in range(len(self._transcript)):
-            self._on_transcript_inserted(row)
+        self.beginResetModel()
+        self.endResetModel()
 
     def _on_transcript_inserted(self, row: int) -> None:
-        widget = build_entry_widget(self._transcript.entry(row))
-        self.entry_widgets.insert(row, widget)
-        self._layout.insertWidget(row, widget)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self.endInsertRows()
+
+    def _on_transcript_prepended(self, count: int) -> None:
+        self.about_to_prepend.emit(count)
+        self.beginInsertRows(QModelIndex(), 0, count - 1)
+        self.endInsertRows()
+        self.prepended.emit(count)
 
     def _on_transcript_updated(self, row: int) -> None:
-        if 0 <= row < len(self.entry_widgets):
-            _show(self.entry_widgets[row], self._transcript.entry(row))
+        index = self.index(row)
+        self.dataChanged.emit(index, index)
+
+    def _on_transcript_appended(self, row: int, text: str) -> None:
+        self.text_appended.emit(row, text)
+
+
+class TranscriptListView(QListView):
+    """The list itself: per-pixel scrolling, follows the end unless the author scrolled up."""
+
+    def __init__(self, model: TranscriptListModel, docs: EntryDocuments) -> None:
+        super().__init__()
+        self.delegate = TranscriptDelegate(docs, self.viewport())
+        self.setItemDelegate(self.delegate)
+        self.setModel(model)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setUniformItemSizes(False)
+        self.setWordWrap(True)
+        self.verticalScrollBar().setSingleStep(24)
+
+    def paintEvent(self, e: QPaintEvent) -> None:
+        self.delegate.visible = QRect(e.rect())
+        super().paintEvent(e)
+
+
+class TranscriptView(QWidget):
+    """The transcript of the selected thread and its find bar.
+
+    Public for tests: `list_view`, `find_bar`, `plain_text()`, `shown_text(row)`,
+    `tool_details(call_id)`, `toggle_tool(row)`, `is_pinned`.
+    """
+
+    def __init__(
+        self,
+        transcript: Transcript,
+        history: TranscriptHistory | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._transcript = transcript
+        self._history = history
+        self.docs = EntryDocuments(self.font())
+        self.model = TranscriptListModel(transcript, self)
+        self.list_view = TranscriptListView(self.model, self.docs)
+        self.find_bar = FindBarWidget()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.find_bar)
+        layout.addWidget(self.list_view, 1)
+        self._pending = AppendBuffer()
+        self._frame = QTimer(self)
+        self._frame.setSingleShot(True)
+        self._frame.setInterval(FRAME_MS)
+        self._frame.timeout.connect(self.flush)
+        self._pinned = True
+        self._keep_bottom: int | None = None
+        self._loading: PendingRequest | None = None
+        self._revealing: str | None = None
+        self._stream_heights: dict[int, int] = {}
+        self._connect()
+
+    def _connect(self) -> None:
+        bar = self.list_view.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scroll_value_changed)
+        bar.rangeChanged.connect(self._on_scroll_range_changed)
+        self.model.text_appended.connect(self._on_model_text_appended)
+        self.model.modelReset.connect(self._on_model_reset)
+        self.model.about_to_prepend.connect(self._on_model_about_to_prepend)
+        self.model.rowsInserted.connect(self._on_rows_inserted)
+        self.model.dataChanged.connect(self._on_model_data_changed)
+        self.list_view.clicked.connect(self._on_list_view_clicked)
+        self.find_bar.search_requested.connect(self._on_find_bar_search_requested)
+        self.find_bar.hit_activated.connect(self._on_find_bar_hit_activated)
+        self.find_bar.closed.connect(self.list_view.setFocus)
+        for keys, slot in (
+            (QKeySequence.StandardKey.MoveToStartOfDocument, self._on_start_shortcut_activated),
+            (QKeySequence.StandardKey.MoveToEndOfDocument, self._on_end_shortcut_activated),
+            (QKeySequence.StandardKey.FindNext, self.find_bar.next_hit),
+            (QKeySequence.StandardKey.FindPrevious, self.find_bar.previous_hit),
+        ):
+            shortcut = QShortcut(keys, self.list_view, context=Qt.ShortcutContext.WidgetShortcut)
+            shortcut.activated.connect(slot)
+
+    @property
+    def is_pinned(self) -> bool:
+        """True while the view follows the end."""
+        return self._pinned
+
+    def open_find_bar(self) -> None:
+        """Ctrl+F: show the find bar (connected to the window's `find_requested`)."""
+        self.find_bar.open_bar()
+
+    def plain_text(self) -> str:
+        """Everything in the transcript, one entry per line (for tests and copying)."""
+        return "\n".join(entry_text(entry) for entry in self._transcript.entries)
+
+    def shown_text(self, row: int) -> str:
+        """The text of a row's document as painted (rendered Markdown as plain text)."""
+        entry = self._transcript.peek(row)
+        width = self.list_view.delegate.body_width()
+        return self.docs.document(entry, width).toPlainText()
+
+    def tool_details(self, call_id: str) -> str:
+        for entry in self._transcript.entries:
+            if isinstance(entry, ToolCallEntry) and entry.call_id == call_id:
+                return tool_details(entry)
+        return ""
+
+    def toggle_tool(self, row: int) -> None:
+        """Expand or fold a tool call's arguments and result."""
+        entry = self._transcript.peek(row)
+        if not isinstance(entry, ToolCallEntry):
+            return
+        self.docs.expanded.symmetric_difference_update({entry.call_id})
+        self._invalidate(row)
+
+    def flush(self) -> None:
+        """Append the text streamed since the last frame to its documents (one pass)."""
+        self._frame.stop()
+        for row, text in self._pending.take():
+            if not 0 <= row < len(self._transcript):
+                continue
+            entry = self._transcript.peek(row)
+            if not isinstance(entry, MessageEntry) or not entry.streaming:
+                continue
+            stream = self.docs.streams.get(id(entry))
+            if stream is None:
+                stream = self.docs.stream_for(entry)
+            else:
+                missing = entry.length - stream.fed
+                if missing > 0:
+                    stream.append(text[-missing:])
+            self._show_stream_growth(row, entry)
+        if self._pinned:
+            QTimer.singleShot(0, self._scroll_to_end)
+
+    def _show_stream_growth(self, row: int, entry: MessageEntry) -> None:
+        """Lay the rows out again only when the answer got taller; else repaint its row."""
+        height = self.list_view.delegate.stream_height(entry)
+        index = self.model.index(row)
+        if self._stream_heights.get(id(entry)) != height:
+            self._stream_heights[id(entry)] = height
+            self.list_view.delegate.sizeHintChanged.emit(index)
+        else:
+            self.list_view.viewport().update(self.list_view.visualRect(index))
+
+    def _on_model_text_appended(self, row: int, text: str) -> None:
+        self._pending.add(row, text)
+        if not self._frame.isActive():
+            self._frame.start()
+
+    def _on_model_reset(self) -> None:
+        self._pending.clear()
+        self._stream_heights.clear()
+        self.docs.clear()
+        self.list_view.delegate.clear()
+        self._loading = None
+        self._keep_bottom = None
+        for row in range(len(self._transcript)):
+            self._start_stream(row)
+        if self._revealing is None:
+            self._pinned = not self._transcript.has_newer
+            QTimer.singleShot(0, self._scroll_to_end_if_pinned)
+
+    def _on_model_about_to_prepend(self, count: int) -> None:
+        """Rows come in above: keep what the author sees where it is (its distance from the
+        bottom does not change) until the page has been laid out."""
+        bar = self.list_view.verticalScrollBar()
+        self._keep_bottom = bar.maximum() - bar.value()
+        self._pending.shift(count)
+        QTimer.singleShot(FRAME_MS * 4, self._release_bottom_anchor)
+
+    def _on_rows_inserted(self, _parent: _Index, first: int, last: int) -> None:
+        for row in range(first, last + 1):
+            self._start_stream(row)
+
+    def _start_stream(self, row: int) -> None:
+        entry = self._transcript.peek(row)
+        if isinstance(entry, MessageEntry) and entry.streaming:
+            self.docs.stream_for(entry)
+
+    def _on_model_data_changed(self, top_left: QModelIndex, _bottom_right: QModelIndex) -> None:
+        row = top_left.row()
+        if 0 <= row < len(self._transcript):
+            self._invalidate(row)
+
+    def _invalidate(self, row: int) -> None:
+        self.flush()
+        entry = self._transcript.peek(row)
+        if isinstance(entry, MessageEntry) and entry.streaming:
+            pass  # its document grows in place
+        elif isinstance(entry, MessageEntry) and self.docs.has_stream(entry):
+            self.docs.forget(entry)
+            self.docs.end_stream(entry.settle())
+        else:
+            self.docs.forget(entry)
+        self.list_view.delegate.forget(entry)
+        self.list_view.delegate.sizeHintChanged.emit(self.model.index(row))
+
+    def _on_list_view_clicked(self, index: QModelIndex) -> None:
+        self.toggle_tool(index.row())
 
     def _on_scroll_value_changed(self, value: int) -> None:
-        self._pinned = value >= self.verticalScrollBar().maximum() - 4
+        bar = self.list_view.verticalScrollBar()
+        self._pinned = value >= bar.maximum() - PIN_SLACK_PX and not self._transcript.has_newer
+        if value <= LOAD_MARGIN_PX and self._transcript.has_older:
+            self._request(lambda history: history.load_older())
+        elif value >= bar.maximum() - LOAD_MARGIN_PX and self._transcript.has_newer:
+            self._request(lambda history: history.load_newer())
 
     def _on_scroll_range_changed(self, _minimum: int, maximum: int) -> None:
+        bar = self.list_view.verticalScrollBar()
+        if self._keep_bottom is not None:
+            bar.setValue(maximum - self._keep_bottom)
+        elif self._pinned:
+            bar.setValue(maximum)
+
+    def _scroll_to_end(self) -> None:
+        bar = self.list_view.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def _scroll_to_end_if_pinned(self) -> None:
         if self._pinned:
-            self.verticalScrollBar().setValue(maximum)
+            self._scroll_to_end()
+
+    def _request(self, ask: Any) -> None:
+        if self._history is None or (self._loading is not None and not self._loading.done):
+            return
+        pending = ask(self._history)
+        if pending is None:
+            return
+        self._loading = pending
+        pending.then(self._on_page_loaded, self._on_page_failed)
+
+    def _on_page_loaded(self, _result: object) -> None:
+        self._loading = None
+
+    def _on_page_failed(self, error: ErrorObject) -> None:
+        self._loading = None
+        logger.warning("loading a page of the thread failed: %s", error.message)
+
+    def _release_bottom_anchor(self) -> None:
+        self._keep_bottom = None
+
+    def _on_start_shortcut_activated(self) -> None:
+        if self._transcript.has_older and self._history is not None:
+            self._pinned = False
+            pending = self._history.jump_to_start()
+            if pending is not None:
+                pending.then(lambda _r: QTimer.singleShot(0, self.list_view.scrollToTop))
+                return
+        self.list_view.scrollToTop()
+
+    def _on_end_shortcut_activated(self) -> None:
+        if self._transcript.has_newer and self._history is not None:
+            self._history.jump_to_end()
+        self._pinned = True
+        self._scroll_to_end()
+
+    def _on_find_bar_search_requested(self, query: str) -> None:
+        if self._history is None:
+            return
+        pending = self._history.search_thread(query)
+        if pending is None:
+            self.find_bar.show_hits(query, ())
+            return
+        pending.then(
+            lambda result: self._on_search_result(query, result),
+            lambda error: self.find_bar.show_error(f"Search failed: {error.message}"),
+        )
+
+    def _on_search_result(self, query: str, result: ThreadSearchResult) -> None:
+        self.find_bar.show_hits(query, result.hits, result.has_more)
+
+    def _on_find_bar_hit_activated(self, hit: SearchHit) -> None:
+        self.reveal(hit.message_id, hit.seq)
+
+    def reveal(self, message_id: str, seq: int) -> None:
+        """Scroll to a message, loading its page first when it is not in the list."""
+        self._pinned = False
+        if self._select_message(message_id):
+            return
+        if self._history is None:
+            return
+        self._revealing = message_id
+        pending = self._history.reveal_message(message_id, seq)
+        if pending is None:
+            self._revealing = None
+            return
+        pending.then(lambda _r: self._on_revealed(message_id), lambda _e: self._on_revealed(""))
+
+    def _on_revealed(self, message_id: str) -> None:
+        self._revealing = None
+        if message_id:
+            self._select_message(message_id)
+
+    def _select_message(self, message_id: str) -> bool:
+        row = self._transcript.row_of_message(message_id)
+        if row is None:
+            return False
+        index = self.model.index(row)
+        self.list_view.setCurrentIndex(index)
+        self.list_view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        QTimer.singleShot(0, lambda: self._scroll_to_row(row))
+        return True
+
+    def _scroll_to_row(self, row: int) -> None:
+        if 0 <= row < self.model.rowCount():
+            index = self.model.index(row)
+            self.list_view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def selected_message_id(self) -> str | None:
+        """The message of the selected row (e.g. the find bar's current hit)."""
+        index = self.list_view.currentIndex()
+        if not index.isValid():
+            return None
+        entry = self._transcript.peek(index.row())
+        return entry.message_id if isinstance(entry, MessageEntry) else None
+
+    def row_is_visible(self, row: int) -> bool:
+        rect = self.list_view.visualRect(self.model.index(row))
+        return rect.isValid() and rect.intersects(self.list_view.viewport().rect())

@@ -9,9 +9,9 @@ from PySide6.QtCore import QPoint, Qt
 from pytestqt.qtbot import QtBot
 
 from desktop.app import DesktopApp, build_desktop, parse_args
+from desktop.models.transcript import ToolCallEntry
 from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.question_dialog import QuestionDialog
-from desktop.views.transcript_view import ToolCallWidget
 
 pytestmark = pytest.mark.slow
 TIMEOUT_MS = 10_000
@@ -123,7 +123,7 @@ def test_parse_args_reads_the_data_dir_and_leaves_qt_options(tmp_path):
 
 def _tool_details(app: DesktopApp) -> str:
     return "\n".join(
-        widget.details_view.toPlainText()
-        for widget in app.window.transcript.entry_widgets
-        if isinstance(widget, ToolCallWidget)
+        app.window.transcript.tool_details(entry.call_id)
+        for entry in app.state.transcript.entries
+        if isinstance(entry, ToolCallEntry)
     )

@@ -21,7 +21,6 @@ from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.main_window import MainWindow
 from desktop.views.plan_dialog import ID, TITLE, PlanApprovalDialog
 from desktop.views.run_tree import STATUS, RunTreePanel
-from desktop.views.transcript_view import ToolCallWidget
 from sidecar.protocol import InterruptInfo
 from tests.e2e.test_sidecar_model import model_env
 from tests.e2e.test_subagents import FAST, _answers, _task, _task_of, _writes_then_answers
@@ -283,9 +282,11 @@ def test_an_author_adds_mcp_server_time_in_the_panel_and_calls_it_from_the_compo
 
     [entry] = [e for e in app.state.transcript.entries if isinstance(e, ToolCallEntry)]
     assert (entry.server, entry.tool, entry.state) == ("time", "get_current_time", "succeeded")
-    [widget] = [w for w in window.transcript.entry_widgets if isinstance(w, ToolCallWidget)]
-    _click(qtbot, widget.header_button)
-    assert widget.details_view.isVisible()
-    result = widget.details_view.toPlainText().split("result:\n", 1)[1]
+    [row] = [r for r, e in enumerate(app.state.transcript.entries) if isinstance(e, ToolCallEntry)]
+    view = window.transcript
+    rect = view.list_view.visualRect(view.model.index(row))
+    qtbot.mouseClick(view.list_view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert "result:\n" in view.shown_text(row)  # expanded by the click
+    result = view.tool_details(entry.call_id).split("result:\n", 1)[1]
     assert json.loads(result)["timezone"] == "UTC"
     assert _desktop_warnings(caplog) == []

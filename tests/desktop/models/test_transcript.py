@@ -35,6 +35,8 @@ class Recorder:
         self.calls: list[tuple[str, int]] = []
         transcript.inserted.connect(lambda row: self.calls.append(("inserted", row)))
         transcript.updated.connect(lambda row: self.calls.append(("updated", row)))
+        transcript.appended.connect(lambda row, _text: self.calls.append(("appended", row)))
+        transcript.prepended.connect(lambda count: self.calls.append(("prepended", count)))
         transcript.reset.connect(lambda: self.calls.append(("reset", -1)))
 
 
@@ -47,7 +49,7 @@ def test_tokens_build_one_streaming_answer_that_the_message_finalizes():
     assert entry == MessageEntry("assistant", "Hello!", streaming=True)
     transcript.apply(MessageEvent(message=message("assistant", "Hello!", "m2")))
     assert transcript.entries == (MessageEntry("assistant", "Hello!", "m2"),)
-    assert recorder.calls == [("inserted", 0), ("updated", 0), ("updated", 0), ("updated", 0)]
+    assert recorder.calls == [("inserted", 0), ("appended", 0), ("appended", 0), ("updated", 0)]
 
 
 def test_run_finished_ends_streaming_even_without_a_message():

@@ -9,6 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.controller import SessionController, title_from_text
 from desktop.models.session import SessionState
+from desktop.models.transcript import INITIAL_PAGE
 from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.main_window import MainWindow
 from desktop.views.settings_dialog import SettingsDialog
@@ -48,7 +49,7 @@ def window(qtbot: QtBot, fake_sender: FakeSender) -> MainWindow:
     _, listing = fake_sender.last("thread/list")
     listing.resolve(ThreadListResult(threads=(thread_info("t1", "One"), thread_info("t2", "Two"))))
     params, got = fake_sender.last("thread/get")
-    assert params == ThreadGetParams(thread_id="t1")
+    assert params == ThreadGetParams(thread_id="t1", limit=INITIAL_PAGE)
     got.resolve(thread_result("t1", messages=(message("user", "earlier", "m0"),)))
     return window
 
@@ -155,7 +156,7 @@ def test_interrupts_of_other_threads_wait_in_the_inbox_until_selected(
     assert window.dialogs == {} and window.inbox_button.text() == "Waiting: 1"
     with qtbot.waitSignal(window.interrupt_dialog_opened):
         window.thread_list.select_row(1)
-    assert fake_sender.last("thread/get")[0] == ThreadGetParams(thread_id="t2")
+    assert fake_sender.last("thread/get")[0] == ThreadGetParams(thread_id="t2", limit=INITIAL_PAGE)
 
 
 def test_selecting_a_thread_loads_its_transcript(

@@ -1,4 +1,4 @@
-"""Composer, transcript view and status widgets against their models."""
+"""Composer and status widgets against their models (the transcript view: test_transcript_view)."""
 
 from __future__ import annotations
 
@@ -7,23 +7,15 @@ from pytestqt.qtbot import QtBot
 
 from desktop.models.inbox import InterruptInbox
 from desktop.models.threads import RunState
-from desktop.models.transcript import Transcript
 from desktop.views.composer import ComposerWidget
 from desktop.views.status_widgets import (
     InterruptInboxWidget,
     RunStatusWidget,
     SidecarBannerWidget,
 )
-from desktop.views.transcript_view import MessageWidget, ToolCallWidget, TranscriptView
 from sidecar.protocol import (
-    MessageEvent,
     QuestionInterrupt,
-    Token,
-    ToolCall,
-    ToolProgress,
-    ToolResult,
 )
-from tests.desktop.support import message
 
 
 def test_enter_sends_and_shift_enter_adds_a_line(qtbot: QtBot):
@@ -50,50 +42,6 @@ def test_a_busy_composer_sends_nothing_and_keeps_the_draft(qtbot: QtBot):
     composer.set_busy(False)
     qtbot.mouseClick(composer.send_button, Qt.MouseButton.LeftButton)
     assert sent == ["draft"]
-
-
-def test_the_transcript_view_streams_tokens_into_one_message(qtbot: QtBot):
-    transcript = Transcript()
-    view = TranscriptView(transcript)
-    qtbot.addWidget(view)
-    transcript.add_local_message("hello")
-    transcript.apply(Token(text="Hi "))
-    transcript.apply(Token(text="there"))
-    assert len(view.entry_widgets) == 2
-    streaming = view.entry_widgets[1]
-    assert isinstance(streaming, MessageWidget)
-    assert streaming.plain_text().startswith("Hi there")
-    transcript.apply(MessageEvent(message=message("assistant", "Hi there.", "m2")))
-    assert streaming.plain_text() == "Hi there."
-    assert streaming.text_label.textFormat() == Qt.TextFormat.MarkdownText
-
-
-def test_tool_calls_show_compactly_and_expand_to_their_result(qtbot: QtBot):
-    transcript = Transcript()
-    view = TranscriptView(transcript)
-    qtbot.addWidget(view)
-    view.show()
-    transcript.apply(ToolCall(call_id="c1", server="sandbox", tool="run", arguments={"n": 1}))
-    transcript.apply(ToolProgress(call_id="c1", progress=1, total=2))
-    (widget,) = view.entry_widgets
-    assert isinstance(widget, ToolCallWidget)
-    assert "sandbox · run" in widget.plain_text()
-    assert widget.progress_bar.isVisibleTo(widget) and widget.progress_bar.value() == 500
-    assert not widget.details_view.isVisibleTo(widget)
-    transcript.apply(ToolResult(call_id="c1", is_error=False, content="42"))
-    assert widget.plain_text().endswith("done") and not widget.progress_bar.isVisibleTo(widget)
-    widget.header_button.click()
-    assert widget.details_view.isVisibleTo(widget)
-    assert widget.details_view.toPlainText().endswith("result:\n42")
-
-
-def test_reloading_the_transcript_rebuilds_the_view(qtbot: QtBot):
-    transcript = Transcript()
-    view = TranscriptView(transcript)
-    qtbot.addWidget(view)
-    transcript.apply(Token(text="old"))
-    transcript.load("t1", (message("user", "a", "m1"), message("assistant", "b", "m2")))
-    assert view.plain_text() == "a\nb"
 
 
 def test_run_status_offers_cancel_while_running_and_retry_after_failure(qtbot: QtBot):

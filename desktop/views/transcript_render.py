@@ -1,0 +1,319 @@
+"""How transcript entries look: one `QTextDocument` per shown entry, painted by a delegate.
+
+Finished agent answers are Markdown; the answer being streamed is a `StreamingDocument`: text is
+inserted at its end, each finished Markdown block is rendered once when it ends, and only the
+open block is plain text. Rows that were never painted report an estimated height (cheap), so
+opening a long thread lays out hundreds of rows without building hundreds of documents.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QPainter,
+    QPalette,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+
+from desktop.models.stream_text import BlockSplitter
+from desktop.models.transcript import MessageEntry, NoticeEntry, ToolCallEntry, TranscriptEntry
+from desktop.views.text import monospace_font, pretty_json
+
+ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
+
+MARGIN = 8
+PADDING = 8
+HEADER_GAP = 4
+CACHE_SIZE = 400
+
+_TOOL_STATE_TEXT = {
+    "pending": "running…",
+    "awaiting_approval": "waiting for approval",
+    "succeeded": "done",
+    "failed": "failed",
+}
+_Index = QModelIndex | QPersistentModelIndex
+
+
+def entry_text(entry: TranscriptEntry) -> str:
+    """The one-line-per-entry text of an entry, as tests and copying see it."""
+    if isinstance(entry, MessageEntry):
+        return entry.text + (" ▍" if entry.streaming else "")
+    if isinstance(entry, ToolCallEntry):
+        return tool_header(entry)
+    return ("⚠ " if entry.kind == "failed" else "■ ") + entry.text
+
+
+def tool_header(entry: ToolCallEntry) -> str:
+    state = _TOOL_STATE_TEXT.get(entry.state, entry.state)
+    if entry.state == "pending" and entry.progress_message:
+        state = entry.progress_message
+    if entry.state == "pending" and entry.progress is not None and entry.total:
+        state += f" ({int(100 * min(entry.progress / entry.total, 1.0))}%)"
+    name = f"{entry.server} · {entry.tool}" if entry.server else entry.tool
+    return f"⚙ {name} — {state}"
+
+
+def tool_details(entry: ToolCallEntry) -> str:
+    details = f"arguments:\n{pretty_json(entry.arguments)}"
+    if entry.result is not None:
+        details += f"\n\n{'error' if entry.state == 'failed' else 'result'}:\n{entry.result}"
+    return details
+
+
+class StreamingDocument:
+    """The document of the answer being streamed: appended to, never re-set."""
+
+    def __init__(self, font: QFont) -> None:
+        self.document = QTextDocument()
+        self.document.setDefaultFont(font)
+        self.document.setDocumentMargin(0)
+        self._splitter = BlockSplitter()
+        self._tail_start = 0
+        self._rendered_any = False
+        self.fed = 0
+
+    def append(self, text: str) -> None:
+        """Add streamed text: plain at the end, finished blocks rendered as Markdown."""
+        self.fed += len(text)
+        blocks = self._splitter.feed(text)
+        cursor = QTextCursor(self.document)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if not blocks:
+            cursor.insertText(text)
+            return
+        self._render_blocks(cursor, blocks)
+        cursor.insertText(self._splitter.tail)
+
+    def finish(self) -> None:
+        """The stream ended: render the open block too."""
+        tail = self._splitter.finish()
+        cursor = QTextCursor(self.document)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        self._render_blocks(cursor, [tail] if tail.strip() else [])
+
+    def plain_text(self) -> str:
+        return self.document.toPlainText()
+
+    def _render_blocks(self, cursor: QTextCursor, blocks: list[str]) -> None:
+        cursor.setPosition(self._tail_start)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        for block in blocks:
+            if self._rendered_any:
+                cursor.insertBlock()
+            cursor.insertMarkdown(block)
+            self._rendered_any = True
+        if self._rendered_any:
+            cursor.insertBlock()
+        self._tail_start = cursor.position()
+
+
+class EntryDocuments:
+    """Documents of the entries, cached (least recently painted dropped first), plus the live
+    `StreamingDocument`s, and the heights rows were last laid out with."""
+
+    def __init__(self, font: QFont) -> None:
+        self.font = font
+        self.bold = QFont(font)
+        self.bold.setBold(True)
+        self._docs: OrderedDict[int, QTextDocument] = OrderedDict()
+        self.streams: dict[int, StreamingDocument] = {}
+        self.expanded: set[str] = set()
+        self._metrics = QFontMetrics(font)
+        self._header_height = QFontMetrics(self.bold).lineSpacing() + HEADER_GAP
+
+    def clear(self) -> None:
+        self._docs.clear()
+        self.streams.clear()
+
+    def forget(self, entry: TranscriptEntry) -> None:
+        self._docs.pop(id(entry), None)
+
+    def has_stream(self, entry: TranscriptEntry) -> bool:
+        return id(entry) in self.streams
+
+    def stream_for(self, entry: MessageEntry) -> StreamingDocument:
+        stream = self.streams.get(id(entry))
+        if stream is None:
+            stream = StreamingDocument(self.font)
+            stream.append(entry.settle().text)
+            self.streams[id(entry)] = stream
+        return stream
+
+    def end_stream(self, entry: MessageEntry) -> None:
+        """The entry finished streaming: its streamed document becomes its document when it
+        holds the final text (rendered block by block), else the text is rendered anew."""
+        stream = self.streams.pop(id(entry), None)
+        if stream is None:
+            return
+        stream.finish()
+        if "".join(entry.text.split()) == "".join(stream.plain_text().split()):
+            self._remember(entry, stream.document)
+
+    def document(self, entry: TranscriptEntry, width: int) -> QTextDocument:
+        if isinstance(entry, MessageEntry) and entry.streaming:
+            doc = self.stream_for(entry).document
+        else:
+            doc = self._docs.get(id(entry))
+            if doc is None:
+                doc = self._build(entry)
+                self._remember(entry, doc)
+            else:
+                self._docs.move_to_end(id(entry))
+        if doc.textWidth() != width:
+            doc.setTextWidth(width)
+        return doc
+
+    def _remember(self, entry: TranscriptEntry, doc: QTextDocument) -> None:
+        self._docs[id(entry)] = doc
+        while len(self._docs) > CACHE_SIZE:
+            self._docs.popitem(last=False)
+
+    def _build(self, entry: TranscriptEntry) -> QTextDocument:
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(self.font)
+        if isinstance(entry, MessageEntry):
+            if entry.role == "assistant":
+                doc.setMarkdown(entry.text)
+            else:
+                doc.setPlainText(entry.text)
+        elif isinstance(entry, ToolCallEntry):
+            text = tool_header(entry)
+            if entry.call_id in self.expanded:
+                doc.setDefaultFont(monospace_font())
+                text += "\n" + tool_details(entry)
+            doc.setPlainText(text)
+        else:
+            doc.setPlainText(entry_text(entry))
+        return doc
+
+    def estimate(self, entry: TranscriptEntry, width: int) -> int:
+        """A height without building the document: wrapped lines times the line height."""
+        text = entry.text if isinstance(entry, MessageEntry) else entry_text(entry)
+        if isinstance(entry, MessageEntry) and entry.chunks:
+            text = entry.settle().text
+        per_line = max(1, width // max(1, self._metrics.averageCharWidth()))
+        lines = sum(max(1, math.ceil(len(p) / per_line)) for p in text.split("\n"))
+        return lines * self._metrics.lineSpacing()
+
+    @property
+    def header_height(self) -> int:
+        """The speaker line above a message."""
+        return self._header_height
+
+
+def _header(entry: MessageEntry) -> str:
+    return "You" if entry.role == "user" else "Agent"
+
+
+class TranscriptDelegate(QStyledItemDelegate):
+    """Paints an entry: a panel with the speaker and the document; tool calls and notices as
+    one line. Heights: measured for rows that were painted, estimated for the others."""
+
+    def __init__(self, docs: EntryDocuments, viewport: QWidget) -> None:
+        super().__init__(viewport)
+        self.docs = docs
+        self._viewport = viewport
+        self._measured: dict[int, tuple[int, int]] = {}  # id(entry) -> (width, body height)
+        self.visible = QRect()  # the viewport area being painted (set by the view)
+
+    def forget(self, entry: TranscriptEntry) -> None:
+        self._measured.pop(id(entry), None)
+
+    def clear(self) -> None:
+        self._measured.clear()
+
+    def stream_height(self, entry: MessageEntry) -> int:
+        return math.ceil(self.docs.document(entry, self.body_width()).size().height())
+
+    def body_width(self, _option: QStyleOptionViewItem | None = None) -> int:
+        """One width for measuring and painting (the viewport's), so documents are laid out
+        once per resize, never per call."""
+        return max(40, self._viewport.width() - 2 * (MARGIN + PADDING))
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
+        entry: TranscriptEntry | None = index.data(ENTRY_ROLE)
+        width = self.body_width(option)
+        if entry is None:
+            return QSize(width, 0)
+        if isinstance(entry, MessageEntry) and entry.streaming:
+            body = self.stream_height(entry)
+        else:
+            measured = self._measured.get(id(entry))
+            if measured is None or measured[0] != width:
+                measured = (width, self.docs.estimate(entry, width))
+                self._measured[id(entry)] = measured
+            body = measured[1]
+        header = self.docs.header_height if isinstance(entry, MessageEntry) else 0
+        return QSize(width, body + header + 2 * PADDING + MARGIN)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        entry: TranscriptEntry | None = index.data(ENTRY_ROLE)
+        if entry is None:
+            return
+        rect = option.rect  # type: ignore[attr-defined]
+        palette: QPalette = option.palette  # type: ignore[attr-defined]
+        width = self.body_width(option)
+        doc = self.docs.document(entry, width)
+        body = math.ceil(doc.size().height())
+        painter.save()
+        panel = QRectF(rect.adjusted(MARGIN, MARGIN // 2, -MARGIN, -MARGIN // 2))
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
+        if isinstance(entry, MessageEntry):
+            colour = palette.color(QPalette.ColorRole.AlternateBase)
+            painter.setPen(palette.color(QPalette.ColorRole.Mid))
+            painter.setBrush(palette.color(QPalette.ColorRole.Highlight) if selected else colour)
+            painter.drawRoundedRect(panel, 6, 6)
+        elif selected:
+            painter.fillRect(panel, palette.color(QPalette.ColorRole.Highlight))
+        x = rect.left() + MARGIN + PADDING
+        y = rect.top() + PADDING
+        if isinstance(entry, MessageEntry):
+            painter.setFont(self.docs.bold)
+            painter.setPen(palette.color(QPalette.ColorRole.Text))
+            painter.drawText(x, y + QFontMetrics(self.docs.bold).ascent(), _header(entry))
+            y += self.docs.header_height
+        painter.translate(x, y)
+        context = QAbstractTextDocumentLayout.PaintContext()
+        context.palette.setColor(QPalette.ColorRole.Text, _text_colour(entry, palette))
+        shown = self.visible.intersected(rect) if self.visible.isValid() else QRect(rect)
+        context.clip = QRectF(shown.translated(-x, -y))  # only the visible part of a long answer
+        doc.documentLayout().draw(painter, context)
+        painter.restore()
+        self._note_height(entry, width, body, index)
+
+    def _note_height(self, entry: TranscriptEntry, width: int, body: int, index: _Index) -> None:
+        """A painted row's exact height replaces its estimate (and the rows are laid out anew
+        when they differ)."""
+        if isinstance(entry, MessageEntry) and entry.streaming:
+            return
+        if self._measured.get(id(entry)) != (width, body):
+            self._measured[id(entry)] = (width, body)
+            self.sizeHintChanged.emit(QModelIndex(index))  # type: ignore[arg-type]
+
+
+def _text_colour(entry: TranscriptEntry, palette: QPalette) -> QColor:
+    if isinstance(entry, NoticeEntry):
+        return (
+            QColor("#cf222e")
+            if entry.kind == "failed"
+            else palette.color(QPalette.ColorRole.PlaceholderText)
+        )
+    return palette.color(QPalette.ColorRole.Text)
+
+
+def entry_of(index: Any) -> TranscriptEntry | None:
+    value = index.data(ENTRY_ROLE)
+    return value if isinstance(value, MessageEntry | ToolCallEntry | NoticeEntry) else None
