@@ -6,8 +6,10 @@ session is known even if the output omits it. Resume passes the existing session
 
 Each Atrium session runs in its own OpenClaw state folder (`openclaw_state`): the CLI's `HOME`,
 with a config whose workspace is the run's working dir, whose model is Atrium's, and whose tool
-allow/deny lists carry Atrium's tool policy. After the CLI exits, the run's rows of OpenClaw's
-session transcript (SQLite, read-only) become tool_call / tool_result / message events.
+allow/deny lists carry Atrium's tool policy. While the CLI runs, and once more after it exits, the
+run's new rows of OpenClaw's session transcript (SQLite, read read-only) become tool_call /
+tool_result / message events, so an embedded turn's steps show live too (nothing streams on its
+stdout).
 
 Modes: `local` runs embedded (`--local`) here; `gateway` runs on the configured Gateway over its
 WebSocket protocol (`OpenClawGatewayController`), and a Gateway it cannot use fails the run with one
@@ -43,14 +45,18 @@ from mcp_servers.agents.controllers.openclaw_state import (
     write_state,
 )
 from mcp_servers.agents.controllers.prompting import compose_prompt
-from mcp_servers.agents.controllers.run_state import RunState
+from mcp_servers.agents.controllers.run_state import AttemptIO, RunState
 from mcp_servers.agents.controllers.runner import SubprocessController
 from mcp_servers.agents.events import AgentEvent
 from mcp_servers.agents.parsers.base import StreamParser
 from mcp_servers.agents.parsers.openclaw import OpenClawOutputParser
+from mcp_servers.agents.parsers.openclaw_transcript import transcript_events
 from mcp_servers.agents.requests import PermissionDecision, ResumeRequest, StartRequest
 from mcp_servers.agents.results import AppliedPolicy, OperatorResult
 from mcp_servers.agents.traces import default_trace_dir
+
+TRANSCRIPT_POLL_S = 1.0
+"""How often the session's transcript is read while an embedded turn runs."""
 
 
 class OpenClawController(SubprocessController):
@@ -64,6 +70,7 @@ class OpenClawController(SubprocessController):
         super().__init__(self.openclaw_config)
         self._session: str | None = None
         self._start_seq = -1
+        self._seen_seq = -1
         self._gateway: OpenClawGatewayController | None = None
         self._mode_note: str | None = None
 
@@ -201,7 +208,34 @@ class OpenClawController(SubprocessController):
         model = cfg.model or model_from_settings(env, request.model)
         write_state(state, build_config(request.working_dir, model, request.tool_policy))
         self._start_seq = last_seq(transcript_db(state, cfg.agent_id), self._session)
+        self._seen_seq = self._start_seq
         return {**env, **state_env(state)}
+
+    async def on_spawned(self, run: RunState, io: AttemptIO) -> None:
+        """Follow the session's transcript while the CLI runs, so its steps show live."""
+        if self.openclaw_config.isolate and self._session is not None and self._group is not None:
+            self._group.start_soon(self._follow_transcript, run, io, self._session)
+
+    async def _follow_transcript(self, run: RunState, io: AttemptIO, session: str) -> None:
+        parser = run.parser
+        if not isinstance(parser, OpenClawOutputParser):
+            return
+        db = transcript_db(self.state_dir(session), self.openclaw_config.agent_id)
+        workspace = str(run.request.working_dir)
+        while not io.stdout_done.is_set():
+            with anyio.move_on_after(TRANSCRIPT_POLL_S):
+                await io.stdout_done.wait()
+            if io.stdout_done.is_set():
+                return  # the rest is read once the CLI exited (`on_exited`)
+            rows = await anyio.to_thread.run_sync(read_transcript, db, session, self._seen_seq)
+            if not rows or io.stdout_done.is_set():
+                continue
+            self._seen_seq = max(row.seq for row in rows)
+            parser.streamed = True
+            run.touch()
+            for event in transcript_events(rows, workspace):
+                parser.acc.observe(event)
+                run.emit(event)
 
     def on_exited(self, run: RunState) -> None:
         cfg = self.openclaw_config
@@ -209,7 +243,7 @@ class OpenClawController(SubprocessController):
         if not cfg.isolate or self._session is None or not isinstance(parser, OpenClawOutputParser):
             return
         db = transcript_db(self.state_dir(self._session), cfg.agent_id)
-        parser.add_transcript(read_transcript(db, self._session, self._start_seq))
+        parser.add_transcript(read_transcript(db, self._session, self._seen_seq))
 
     def applied_policy(self, request: StartRequest) -> AppliedPolicy:
         mode = request.tool_policy.mode

@@ -164,17 +164,42 @@ async def plain_turn(openclaw: OpenClawInstall, folder: Path, turn: Turn) -> Non
 
 
 async def tool_turn(openclaw: OpenClawInstall, folder: Path, turn: Turn) -> None:
+    """The model's answer after the tool is held until the tool call reached the stream, so the
+    call must arrive live (from the transcript followed during the turn), not at its end."""
+    release = threading.Event()
     write = Reply.tool_call("write", {"path": "notes.md", "content": "# Notes\n"}, id="call_w1")
-    with openai_chat_server([write, Reply.text("wrote notes.md")]) as server:
-        turn.server, turn.work = server, workspace(folder)
-        request = StartRequest(
-            session_id="a",
-            working_dir=turn.work,
-            instruction="write the notes",
-            tool_policy=ToolPolicy(mode="workspace_write"),
-        )
-        async with controller(openclaw, folder, server) as ctl:
-            await run(ctl, request, turn)
+    try:
+        with openai_chat_server([write, Reply.text("wrote notes.md").after(release)]) as server:
+            turn.server, turn.work = server, workspace(folder)
+            request = StartRequest(
+                session_id="a",
+                working_dir=turn.work,
+                instruction="write the notes",
+                tool_policy=ToolPolicy(mode="workspace_write"),
+            )
+            async with controller(openclaw, folder, server) as ctl:
+                await ctl.start(request)
+                events: list[AgentEvent] = []
+                with anyio.fail_after(TURN_LIMIT_S):
+                    async with anyio.create_task_group() as group:
+
+                        async def unblock_eventually() -> None:
+                            # Only so a broken live stream fails the test instead of hanging it.
+                            await anyio.to_thread.run_sync(server.wait_for_generations, 2, 240.0)
+                            await anyio.sleep(60)
+                            release.set()
+
+                        group.start_soon(unblock_eventually)
+                        async for event in ctl.stream():
+                            events.append(event)
+                            if isinstance(event, ToolResult) and not release.is_set():
+                                turn.facts["live"] = True
+                                release.set()
+                        group.cancel_scope.cancel()
+                turn.events.append(events)
+                turn.results.append(await ctl.wait())
+    finally:
+        release.set()
 
 
 async def resumed_turns(openclaw: OpenClawInstall, folder: Path, turn: Turn) -> None:
@@ -340,6 +365,8 @@ def test_a_tool_turn_writes_the_file_in_its_given_folder_and_reports_its_steps(
     assert result.metrics.tool_calls == 1
     assert [a.path for a in result.artifacts] == [str(turn.work / "notes.md")]
     assert result.policy is not None and "tools.deny" in result.policy.native
+    # The tool call and its result reached the stream while the turn was still running.
+    assert turn.facts.get("live") is True
 
 
 def test_a_resumed_session_sees_the_earlier_turn(turns: dict[str, Turn]) -> None:
