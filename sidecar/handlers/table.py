@@ -12,6 +12,7 @@ from sidecar.handlers.registry import Registry, registry
 def load_all() -> Registry:
     """Import every handler module (registering them) and return the registry."""
     from sidecar.handlers import (
+        agents,
         coord,
         features,
         lifecycle,
@@ -24,5 +25,6 @@ def load_all() -> Registry:
         tools,
     )
 
-    del coord, features, lifecycle, memory, queue, runs, servers, settings, threads, tools
+    del agents, coord, features, lifecycle, memory, queue, runs, servers, settings, threads
+    del tools
     return registry

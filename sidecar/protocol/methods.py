@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from sidecar.protocol.agents import AGENT_METHODS
 from sidecar.protocol.coord import COORD_METHODS
 from sidecar.protocol.events import RunEventParams
 from sidecar.protocol.features import FEATURE_METHODS
@@ -135,6 +136,7 @@ METHODS: dict[str, MethodSpec] = {
     **QUEUE_METHODS,
     **HISTORY_METHODS,
     **MEMORY_METHODS,
+    **AGENT_METHODS,
 }
 
 NOTIFICATIONS: dict[str, type[WireModel]] = {
