@@ -7,14 +7,16 @@ server connection (the server's lifespan); closing it interrupts every run still
 waits until each CLI's process group is gone.
 
 Each run forwards its controller's events to one queue that the attached request reads; while
-no request is attached (between the rounds of an input-required exchange) events wait there.
+no request is attached (between the rounds of an input-required exchange) events wait there. The
+queue is bounded (`EVENT_BUFFER`): when it is full the run stops reading its CLI, whose output
+then waits in the pipe (back-pressure instead of unbounded memory). A stopped run that nobody
+follows no longer queues events: its result says how it ended.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -46,6 +48,9 @@ from mcp_servers.agents.results import (
 )
 
 logger = logging.getLogger(__name__)
+
+EVENT_BUFFER = 1024
+"""Events a run queues for its follower before it stops reading its CLI."""
 
 RunPhase = Literal["starting", "running", "awaiting_permission", "finished"]
 Sequenced: TypeAlias = tuple[int, AgentEvent]
@@ -138,7 +143,26 @@ class AgentRun:
             self.pending[event.request_id] = event
         elif isinstance(event, StateHint) and event.hint.startswith("permission_"):
             self.pending.pop(str(event.detail.get("request_id")), None)
-        self.send.send_nowait((self.events, event))
+
+    async def deliver(self, event: AgentEvent) -> None:
+        """Record `event`, then queue it for the follower, waiting while the queue is full."""
+        self.record(event)
+        item = (self.events, event)
+        if self.cancel_requested and not self.attached:
+            with contextlib.suppress(anyio.WouldBlock):
+                self.send.send_nowait(item)
+            return
+        await self.send.send(item)
+
+    def _unblock_sender(self) -> None:
+        """Drop what a stopped, unfollowed run has queued, so its driver can reach its end."""
+        if self.attached:
+            return
+        while True:
+            try:
+                self.receive.receive_nowait()
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                return
 
     def finish(self, result: OperatorResult) -> None:
         """Record the final result and close the event queue (the follower drains it)."""
@@ -162,6 +186,7 @@ class AgentRun:
     async def stop(self, wait_s: float) -> None:
         """Interrupt the run and wait up to `wait_s` for it to end (CLI stopped, group gone)."""
         self.cancel_requested = True
+        self._unblock_sender()
         if not self.done.is_set():
             # NoRunError: not launched yet, and the driver's exit stops it.
             with contextlib.suppress(NoRunError):
@@ -283,7 +308,7 @@ class RunRegistry:
         if self._group is None:
             raise RuntimeError("the run registry is not open")
         controller = self._factory(provider, self._executable_for(provider))
-        send, receive = anyio.create_memory_object_stream[Sequenced](math.inf)
+        send, receive = anyio.create_memory_object_stream[Sequenced](EVENT_BUFFER)
         run = AgentRun(
             run_id=request.run_id,
             provider=provider,
@@ -331,7 +356,7 @@ class RunRegistry:
                 task_status.started()
                 started = True
                 async for event in controller.stream():
-                    run.record(event)
+                    await run.deliver(event)
                 result = await controller.wait()
         except Exception as exc:  # task boundary: a failing controller must still end the run
             logger.exception("run %s crashed", run.run_id)
