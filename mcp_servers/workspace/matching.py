@@ -11,21 +11,51 @@ Plain (non-regex) queries go through RE2 too, as literals, so case folding means
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Generator
+from dataclasses import dataclass
 
 from mcp_servers import linear_re
 
 from .errors import ErrorCode, WorkspaceError
-
-LineMatcher = Callable[[str], bool]
 
 # RE2's program for one pattern may not grow past this (the default is 8 MiB): huge counted
 # repetitions such as ``(a{1000}){1000}`` are refused at compile time instead of eating memory.
 MAX_PROGRAM_BYTES = 8 << 20
 
 
+@dataclass(frozen=True)
+class LineMatcher:
+    """Tells whether a line contains the query; ``may_match`` rules out a whole file first."""
+
+    line_pattern: linear_re.Pattern
+    text_pattern: linear_re.Pattern | None
+
+    def __call__(self, line: str) -> bool:
+        return self.line_pattern.search(line) is not None
+
+    def may_match(self, text: str) -> bool:
+        """False only when no line of ``text`` can match: one linear pass in RE2, which
+        releases the GIL, instead of a Python loop over every line of a file without a hit."""
+        if self.text_pattern is None or "\r" in text:  # `$` would not match before "\r\n"
+            return True
+        return self.text_pattern.search(text) is not None
+
+
+def numbered_lines(text: str) -> Generator[tuple[int, str]]:
+    """``(number, line)`` without its line end, one at a time: no list of a million strings
+    built (or freed) in one call that holds the GIL."""
+    start, number, size = 0, 1, len(text)
+    while start < size:
+        end = text.find("\n", start)
+        if end < 0:
+            yield number, text[start:].rstrip("\r")
+            return
+        yield number, text[start:end].rstrip("\r")
+        start, number = end + 1, number + 1
+
+
 def line_matcher(query: str, *, regex: bool, case_sensitive: bool) -> LineMatcher:
-    """A predicate telling whether a line contains ``query`` (a literal, or an RE2 pattern).
+    """A matcher telling whether a line contains ``query`` (a literal, or an RE2 pattern).
 
     Raises:
         WorkspaceError: ``invalid_arguments`` for an empty query; ``invalid_regex`` for a
@@ -44,5 +74,10 @@ def line_matcher(query: str, *, regex: bool, case_sensitive: bool) -> LineMatche
             f"invalid regular expression for the linear-time engine (RE2 syntax: no "
             f"backreferences or lookaround): {linear_re.reason(exc)}",
         ) from None
-    search = pattern.search
-    return lambda line: search(line) is not None
+    text_pattern = pattern
+    if regex:  # `^` and `$` must keep meaning line start and end over a whole file
+        try:
+            text_pattern = linear_re.compile_pattern(f"(?m){query}", options)
+        except linear_re.Error:
+            text_pattern = None
+    return LineMatcher(pattern, text_pattern)

@@ -17,7 +17,7 @@ from pathlib import Path
 from . import fileio
 from .diffs import split_lines, unified_diff
 from .errors import ErrorCode, WorkspaceError
-from .matching import line_matcher
+from .matching import line_matcher, numbered_lines
 from .models import (
     EditResult,
     Entry,
@@ -198,8 +198,8 @@ def search(
 
     for rel, text in _texts(resolved, glob, limits):
         scanned += 1
-        for number, raw in enumerate(split_lines(text), start=1):
-            line = raw.rstrip("\r\n")
+        lines = numbered_lines(text) if matcher.may_match(text) else iter(())
+        for number, line in lines:
             if matcher(line):
                 if len(matches) == cap:
                     return result(truncated=True)

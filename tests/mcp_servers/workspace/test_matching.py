@@ -110,3 +110,30 @@ async def test_writing_over_a_hard_link_leaves_the_outside_name_unchanged(
     assert not result.is_error
     assert (root / "linked.txt").read_text() == "mine\n"
     assert (outside / "secret.txt").read_text() == "top secret\n"
+
+
+async def test_anchors_mean_line_start_and_end_in_every_file_crlf_included(
+    client: Client, root: Path
+) -> None:
+    (root / "unix.txt").write_text("xa\nbeta\n")
+    (root / "dos.txt").write_bytes(b"xa\r\nbeta\r\n")
+    found = SearchResult.model_validate(
+        (await search(client, query=r"^bet\w$", regex=True)).structured_content
+    )
+    assert sorted((m.path, m.line, m.text) for m in found.matches) == [
+        ("dos.txt", 2, "beta"),
+        ("sub/a.txt", 2, "beta"),
+        ("unix.txt", 2, "beta"),
+    ]
+    ends = SearchResult.model_validate(
+        (await search(client, query=r"xa$", regex=True)).structured_content
+    )
+    assert sorted(m.path for m in ends.matches) == ["dos.txt", "unix.txt"]
+
+
+async def test_a_pattern_spanning_lines_matches_no_line(client: Client, root: Path) -> None:
+    (root / "two.txt").write_text("abc\nabc\n")
+    found = SearchResult.model_validate(
+        (await search(client, query=r"abc\nabc", regex=True)).structured_content
+    )
+    assert (found.matches, found.files_scanned) == ([], 2)
