@@ -81,7 +81,7 @@ def build_desktop(
     client.initialized.connect(lambda _result: composer.refresh_prompts())
     client.server_status_received.connect(composer.handle_status)
     window.composer.set_features(composer)
-    client.initialized.connect(lambda _result: window.refresh_setup())
+    client.initialized.connect(window.set_server_info)
     client.initialize_failed.connect(
         lambda error: window.banner.show_message(f"The sidecar refused to start: {error.message}")
     )

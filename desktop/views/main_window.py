@@ -52,7 +52,13 @@ from desktop.views.theme import ThemeController
 from desktop.views.thread_list import ThreadListWidget
 from desktop.views.transcript_view import TranscriptView
 from desktop.views.window_state import app_settings, restore_layout, save_layout
-from sidecar.protocol import InterruptInfo, SettingsInfo, SettingsSetParams, WireModel
+from sidecar.protocol import (
+    InitializeResult,
+    InterruptInfo,
+    SettingsInfo,
+    SettingsSetParams,
+    WireModel,
+)
 
 
 class MainWindow(QMainWindow):
@@ -109,7 +115,8 @@ class MainWindow(QMainWindow):
         self.dialogs: dict[str, InterruptDialog] = {}
         self.settings_dialog: SettingsDialog | None = None
         self.about_dialog: AboutDialog | None = None
-        self.has_model: bool | None = None  # unknown until the settings are loaded
+        self.has_model: bool | None = None  # unknown until the sidecar says
+        self.server_info: InitializeResult | None = None
         self.setWindowTitle("Atrium")
         self.resize(1440, 800)
         self.theme = ThemeController(self.preferences, self)
@@ -261,8 +268,10 @@ class MainWindow(QMainWindow):
         )
         dialog.finished.connect(lambda _result: self._forget_dialog(interrupt.id, dialog))
         self.dialogs[interrupt.id] = dialog
-        if self.composer.editor.hasFocus() and self.composer.editor.toPlainText().strip():
-            # The author is typing: the dialog does not take the keys from under their fingers.
+        editor = self.composer.editor
+        if editor.hasFocus() and editor.toPlainText().strip():
+            # The author is typing (the composer is enabled): the dialog does not take the keys
+            # from under their fingers (honoured by xcb, Windows and macOS; not by offscreen).
             dialog.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
         dialog.show()
         self.interrupt_dialog_opened.emit(dialog)
@@ -299,6 +308,16 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> None:
         """Fetch the settings, then show the dialog (non-modal)."""
         self.controller.load_settings().then(self._show_settings)
+
+    def set_server_info(self, info: InitializeResult) -> None:
+        """The sidecar (re)started: whether a model is configured; its versions for About."""
+        self.server_info = info
+        self.has_model = info.model_configured
+        self._show_empty_state()
+        if self.about_dialog is not None:  # rebuilt with the new versions when next opened
+            self.about_dialog.close()
+            self.about_dialog.deleteLater()
+            self.about_dialog = None
 
     def refresh_setup(self) -> None:
         """Ask whether a model is configured, for the empty window's first steps."""
@@ -354,7 +373,7 @@ class MainWindow(QMainWindow):
     def open_about(self) -> AboutDialog:
         """Help → About: the versions of the app, protocol, Python and Qt."""
         if self.about_dialog is None:
-            self.about_dialog = AboutDialog(self)
+            self.about_dialog = AboutDialog(self, self.server_info)
         self.about_dialog.show()
         self.about_dialog.raise_()
         return self.about_dialog

@@ -24,6 +24,7 @@ from sidecar.protocol import (
     PROTOCOL_VERSION,
     ApprovalInterrupt,
     ErrorInfo,
+    InitializeResult,
     InterruptEvent,
     RunFailed,
     RunFinished,
@@ -365,7 +366,18 @@ def test_about_lists_the_versions_and_esc_closes_it(qtbot: QtBot, window: MainWi
     window.menu_actions.about.trigger()
     about = window.about_dialog
     assert about is not None and about.isVisible()
+    assert about.values["Sidecar"].text() == "not connected"
+    qtbot.keyClick(about, _Key.Key_Escape)
+    window.set_server_info(
+        InitializeResult(
+            protocol_version="1.0", server_version="0.1.0", data_dir="/data", model_configured=True
+        )
+    )
+    window.menu_actions.about.trigger()
+    about = window.about_dialog
+    assert about is not None and about.isVisible()
     values = {name: label.text() for name, label in about.values.items()}
+    assert values["Sidecar"] == "0.1.0 (protocol 1.0)" and values["Data folder"] == "/data"
     assert values["Protocol"] == PROTOCOL_VERSION
     assert values["PySide6"] == PySide6.__version__
     assert values["Python"].startswith("3.")
@@ -425,3 +437,37 @@ def test_settings_say_truthfully_where_the_key_comes_from(
         assert "keyring." not in dialog.key_status_label.text().replace("over the keyring", "")
     qtbot.keyClick(dialog, _Key.Key_Escape)
     assert not dialog.isVisible()
+
+
+def test_a_dialog_that_opens_while_the_composer_is_empty_takes_the_focus(
+    qtbot: QtBot, window: MainWindow
+):
+    with qtbot.waitSignal(window.interrupt_dialog_opened) as opened:
+        window.controller.handle_run_event(RunScript()(InterruptEvent(interrupt=_approval())))
+    dialog = (opened.args or [])[0]
+    qtbot.waitUntil(dialog.isActiveWindow, timeout=5000)
+
+
+def test_questions_reloaded_with_a_thread_are_not_news(
+    qtbot: QtBot, window: MainWindow, fake_sender: FakeSender
+):
+    shown: list[tuple[str, str]] = []
+    window.notifier.shown.connect(lambda title, text: shown.append((title, text)))
+    other = QWidget()
+    qtbot.addWidget(other)
+    other.show()
+    other.activateWindow()
+    qtbot.waitUntil(lambda: not window.isActiveWindow(), timeout=5000)
+    window.thread_list.select_row(1)
+    fake_sender.last("thread/get")[1].resolve(
+        ThreadGetResult.model_validate(
+            {
+                "thread": thread_info("t2", "Two", status="interrupted"),
+                "messages": (),
+                "interrupts": (_approval(),),
+                "status": "interrupted",
+            }
+        )
+    )
+    assert window.state.inbox.count("t2") == 1
+    assert shown == []
