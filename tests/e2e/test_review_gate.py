@@ -57,7 +57,7 @@ def _asked(events: list[RunEventParams], kind: str) -> list[InterruptInfo]:
 
 
 async def _wait_asked(agent: Sidecar, kind: str, count: int = 1) -> InterruptInfo:
-    await agent.wait_for(lambda evs: len(_asked(evs, kind)) >= count, within=90)
+    await agent.wait_for(lambda evs: len(_asked(evs, kind)) >= count, within=180)
     return _asked(agent.events, kind)[count - 1]
 
 
@@ -113,7 +113,7 @@ async def test_the_workspace_is_unchanged_until_the_author_accepts_and_gets_exac
         assert folder != workspace and sidecar_data in folder.parents
         assert review.isolation == "snapshot"  # type: ignore[union-attr]
         await _answer(agent, thread_id, review, {"accepted": ["new.txt"]})
-        events = await agent.run_to_end(run_id, within=90)
+        events = await agent.run_to_end(run_id, within=180)
         assert event_types(events)[-1] == "run_finished"
         task = await _task(agent, thread_id)
     finally:
@@ -140,7 +140,7 @@ async def test_rejecting_every_file_leaves_the_workspace_unchanged(
         statuses = {f.path: f.status for f in review.files}  # type: ignore[union-attr]
         assert statuses == {"new.txt": "added", "notes.md": "deleted"}
         await _answer(agent, thread_id, review, {"accepted": []})
-        await agent.run_to_end(run_id, within=90)
+        await agent.run_to_end(run_id, within=180)
     finally:
         await agent.kill()
     assert _files(workspace) == before
@@ -164,7 +164,7 @@ async def test_a_file_the_author_changed_meanwhile_is_shown_as_a_conflict_and_ke
         assert conflicts == {"notes.md": True, "other.txt": False}
         # Accepting the conflict too: it is still not applied.
         await _answer(agent, thread_id, review, {"accepted": ["notes.md", "other.txt"]})
-        await agent.run_to_end(run_id, within=90)
+        await agent.run_to_end(run_id, within=180)
         task = await _task(agent, thread_id)
     finally:
         await agent.kill()
@@ -217,7 +217,7 @@ async def test_a_plan_grant_covers_the_dispatch_and_accepts_changes_in_named_pat
         folder = Path(_runs(tmp_path)[0]["cwd"])
         assert str(folder) in _git(workspace, "worktree", "list")
         await _answer(agent, thread_id, review, {"accepted": []})
-        await agent.run_to_end(resumed["run_id"], within=90)
+        await agent.run_to_end(resumed["run_id"], within=180)
         after = (await agent.call("grant/list", {}))["grants"]
     finally:
         await agent.kill()
@@ -245,11 +245,11 @@ async def test_a_cancelled_task_applies_nothing_and_its_copy_is_removed(
         thread_id, run_id = await _delegate(agent, "/delegate codex Start something long")
         allow = {"decision": "allow_once"}
         await _answer(agent, thread_id, await _wait_asked(agent, "approval"), allow)
-        await agent.wait_for(lambda evs: _announced(evs, "new.txt"), within=90)
+        await agent.wait_for(lambda evs: _announced(evs, "new.txt"), within=180)
         folder = Path(_runs(tmp_path)[0]["cwd"])
         assert (folder / "new.txt").exists()
         await agent.call("task/cancel", {"thread_id": thread_id, "task_id": "task"})
-        await agent.run_to_end(run_id, within=90)
+        await agent.run_to_end(run_id, within=180)
         task = await _task(agent, thread_id)
     finally:
         await agent.kill()
@@ -257,3 +257,31 @@ async def test_a_cancelled_task_applies_nothing_and_its_copy_is_removed(
     assert not folder.exists()  # removed before the task ended
     assert _asked(agent.events, "changeset") == []
     assert _files(workspace) == before
+
+
+async def test_a_changeset_shown_before_a_crash_is_asked_again_after_the_retry_without_rerunning(
+    sidecar_data: Path, workspace: Path, tmp_path: Path
+):
+    env = _standin(tmp_path, {"new.txt": "from the agent\n"})
+    agent = await _start(sidecar_data, workspace, env)
+    thread_id, _run_id = await _delegate(agent, "/delegate codex Write a file")
+    await _answer(
+        agent, thread_id, await _wait_asked(agent, "approval"), {"decision": "allow_once"}
+    )
+    await _wait_asked(agent, "changeset")
+    await agent.kill()  # the author saw the changeset; the sidecar dies before the answer
+
+    agent = await _start(sidecar_data, workspace, env)
+    try:
+        assert (workspace / "new.txt").exists() is False
+        retried = await agent.call("run/retry", {"thread_id": thread_id})
+        review = await _wait_asked(agent, "changeset")
+        assert [f.path for f in review.files] == ["new.txt"]  # type: ignore[union-attr]
+        await _answer(agent, thread_id, review, {"accepted": ["new.txt"]})
+        await agent.run_to_end(retried["run_id"], within=180)
+        task = await _task(agent, thread_id)
+    finally:
+        await agent.kill()
+    assert len(_runs(tmp_path)) == 1  # the agent did not run again
+    assert (workspace / "new.txt").read_text() == "from the agent\n"
+    assert task["status"] == "succeeded"

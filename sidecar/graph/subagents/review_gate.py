@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
@@ -74,6 +74,26 @@ async def isolate(deps: GraphDeps, ctx: AttemptContext) -> Isolation:
         raise
     deps.store.journal_result(key, made.to_json())
     return made
+
+
+def record_finished(deps: GraphDeps, ctx: AttemptContext, result: AttemptResult) -> None:
+    """The agent is done and its review begins: record its result, so a sidecar that stops
+    during the review asks again on resume instead of running the agent again."""
+    key = _key(ctx, f"done.{ctx.task.attempt}")
+    data = {**asdict(result), "artifacts": list(result.artifacts)}
+    with deps.store.transaction():
+        deps.store.journal_intent(key, ctx.parent_thread_id, _JOURNAL_SERVER, "review_done", {})
+        deps.store.journal_result(key, data)
+
+
+def finished_result(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult | None:
+    """The result `record_finished` kept for this attempt, if its review never ended."""
+    entry = deps.store.journal_entry(_key(ctx, f"done.{ctx.task.attempt}"))
+    if entry is None or entry.result is None:
+        return None
+    data = dict(entry.result)
+    data["artifacts"] = tuple(data.get("artifacts") or ())
+    return AttemptResult(**data)
 
 
 def is_last(ctx: AttemptContext, result: AttemptResult) -> bool:
@@ -251,11 +271,15 @@ def inside(path: str, roots: tuple[str, ...]) -> bool:
     return False
 
 
+def _key(ctx: AttemptContext, step: str) -> str:
+    task = ctx.task
+    return f"{ctx.parent_thread_id}:review:{task.plan_id}.{task.id}.{step}"
+
+
 def _journal(
     deps: GraphDeps, ctx: AttemptContext, step: str, tool: str, arguments: dict[str, Any]
 ) -> str:
-    task = ctx.task
-    key = f"{ctx.parent_thread_id}:review:{task.plan_id}.{task.id}.{step}"
+    key = _key(ctx, step)
     deps.store.journal_intent(
         key, ctx.parent_thread_id, _JOURNAL_SERVER, f"review_{tool}", arguments
     )

@@ -39,12 +39,16 @@ async def strong_attempt(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult:
         isolation = await review_gate.isolate(deps, ctx)
     except ReviewError as exc:
         return AttemptResult(status="failed", error=f"no isolated copy of the workspace: {exc}")
+    finished = review_gate.finished_result(deps, ctx) if ctx.mode == "resume" else None
+    if finished is not None:  # the sidecar stopped during the review: ask again, run nothing
+        return await review_gate.review(deps, ctx, isolation, finished)
     try:
         result = await _run_agent(deps, ctx, isolation.folder)
     except asyncio.CancelledError:
         await review_gate.discard_cancelled(deps, ctx, isolation)
         raise
     if review_gate.is_last(ctx, result):
+        review_gate.record_finished(deps, ctx, result)
         return await review_gate.review(deps, ctx, isolation, result)
     return result
 
