@@ -25,6 +25,7 @@ from sidecar.protocol import (
     RunEventParams,
     TaskRef,
 )
+from sidecar.protocol.agents import AgentsEmpty
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +115,11 @@ class CoordController:
     def list_profiles(self) -> PendingRequest:
         """`profile/list`; chain `.then` for the `ProfileListResult`."""
         return self._sender.request("profile/list", CoordEmpty())
+
+    def list_agent_providers(self) -> PendingRequest:
+        """`agents/providers`; chain `.then` for the `AgentProvidersResult` (the strong-agent
+        CLIs the profiles' kinds drive: found or not, version, what is missing)."""
+        return self._sender.request("agents/providers", AgentsEmpty())
 
     def save_profiles(self, profiles: tuple[ProfileInfo, ...]) -> PendingRequest:
         """`profile/set` (replaces every profile); chain `.then` for the saved list, or the

@@ -1,6 +1,8 @@
 """`ProfilesTabWidget`: the subagent profiles (the settings dialog's Profiles tab).
 
 Lists the profiles from `profile/list` (and why the profiles file could not be used, if so),
+shows which strong-agent CLIs the kinds `claude_code`, `codex` and `openclaw` would drive were
+found (`agents/providers`: version, or what is missing and how to install it),
 edits one at a time in a small form, adds and removes them, and saves them all with
 `profile/set`. Each profile is checked against `ProfileInfo` before sending; the sidecar's
 `PROFILES_INVALID` refusal is shown in place.
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import Any, get_args
 
 from pydantic import ValidationError
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -30,6 +32,25 @@ from PySide6.QtWidgets import (
 from desktop.coord_controller import CoordController
 from desktop.views.text import WARNING_COLOUR, build_status_label
 from sidecar.protocol import ErrorObject, ProfileInfo, ProfileKind, ProfileListResult, WorkdirPolicy
+from sidecar.protocol.agents import AgentProvidersResult
+
+NAMES = {"claude": "Claude Code", "codex": "Codex", "openclaw": "OpenClaw"}
+
+
+def describe_agents(result: AgentProvidersResult) -> str:
+    """One line per strong-agent CLI: its version, or why it cannot run and how to fix that."""
+    if result.error:
+        return f"Strong-agent CLIs could not be checked: {result.error}"
+    lines: list[str] = []
+    for info in result.providers:
+        name = NAMES.get(info.provider, info.provider)
+        if info.installed and not info.error:
+            lines.append(f"{name} {info.version or '(version unknown)'}: {info.executable}")
+            continue
+        problem = info.error or "not found"
+        lines.append(f"{name}: {problem}" + (f". {info.hint}" if info.hint else ""))
+    return "\n".join(lines)
+
 
 NONE_TEXT = "none"
 
@@ -88,6 +109,10 @@ class ProfilesTabWidget(QWidget):
         self.remove_button.clicked.connect(self._on_remove_clicked)
         self.save_button.clicked.connect(self.save)
         self.path_label = QLabel()
+        self.agents_label = QLabel()
+        self.agents_label.setWordWrap(True)
+        self.agents_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.agents_label.hide()
         self.file_error_label = build_status_label(WARNING_COLOUR)
         self.error_label = build_status_label()
         left = QVBoxLayout()
@@ -102,6 +127,7 @@ class ProfilesTabWidget(QWidget):
         body.addLayout(left, 1)
         body.addWidget(self.form_box, 2)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.agents_label)
         layout.addWidget(self.file_error_label)
         layout.addLayout(body, 1)
         layout.addWidget(self.error_label)
@@ -152,6 +178,16 @@ class ProfilesTabWidget(QWidget):
         """`profile/list` through the controller, then show it."""
         if self.controller is not None:
             self.controller.list_profiles().then(self.load, self.show_error)
+            self.controller.list_agent_providers().then(self.show_agents, self._agents_failed)
+
+    def show_agents(self, result: AgentProvidersResult) -> None:
+        """Show which strong-agent CLIs were found (the agents panel's line per CLI)."""
+        self.agents_label.setText(describe_agents(result))
+        self.agents_label.show()
+
+    def _agents_failed(self, error: ErrorObject | str) -> None:
+        message = error if isinstance(error, str) else error.message
+        self.show_agents(AgentProvidersResult(error=message))
 
     def load(self, result: ProfileListResult) -> None:
         """Show the profiles (drops unsaved edits)."""

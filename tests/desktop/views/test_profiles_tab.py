@@ -144,7 +144,7 @@ def test_the_settings_dialog_has_a_profiles_tab_with_a_coordinator(
     dialog = SettingsDialog(info, coord=CoordController(fake_sender))
     qtbot.addWidget(dialog)
     assert dialog.profiles_tab is not None and dialog.tabs.count() == 2
-    assert fake_sender.methods() == ["profile/list"]
+    assert fake_sender.methods() == ["profile/list", "agents/providers"]
     plain = SettingsDialog(info)
     qtbot.addWidget(plain)
     assert plain.profiles_tab is None and plain.tabs.count() == 1
