@@ -109,10 +109,16 @@ class PlanApprovalDialog(QDialog):
         self.approve_button.setDefault(True)
         self.approve_button.clicked.connect(self._on_approve_clicked)
         self.reject_button.clicked.connect(self._on_reject_clicked)
+        self.accept_paths_edit = QLineEdit()
+        self.accept_paths_edit.setPlaceholderText(
+            "Accept strong agents' changes in these paths without asking (comma-separated, "
+            "e.g. docs, tests); empty: review every file"
+        )
         row = QHBoxLayout()
         row.addWidget(self.reason_edit, 1)
         row.addWidget(self.reject_button)
         row.addWidget(self.approve_button)
+        layout.addWidget(self.accept_paths_edit)
         layout.addWidget(self.error_label)
         layout.addLayout(row)
 
@@ -213,7 +219,14 @@ class PlanApprovalDialog(QDialog):
             self.problems_label.setText(str(exc))
             self.problems_label.show()
             return
-        self._send(value)
+        paths = self.accept_paths()
+        self._send(value.model_copy(update={"accept_paths": paths}) if paths else value)
+
+    def accept_paths(self) -> tuple[str, ...]:
+        """The paths the author named for the plan's grant (the review gate accepts the plan's
+        strong agents' changes inside them)."""
+        parts = (p.strip() for p in self.accept_paths_edit.text().split(","))
+        return tuple(dict.fromkeys(p for p in parts if p))
 
     def _on_reject_clicked(self) -> None:
         self._send(self.draft.reject(self.reason_edit.text()))
