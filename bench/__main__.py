@@ -24,6 +24,7 @@ from bench import (
     mcp_large,
     parse,
     ping,
+    review_gate,
     subagents,
     turn,
 )
@@ -41,6 +42,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     parse.NAME: parse.run,
     bundle.NAME: bundle.run,
     agents.NAME: agents.run,
+    review_gate.NAME: review_gate.run,
 }
 
 
