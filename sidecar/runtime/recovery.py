@@ -60,12 +60,14 @@ def _recover_run(store: Store, run_id: str, thread_id: str) -> None:
     store.end_run(run_id, "failed", CRASHED)
     live = [i for i in store.pending_interrupts(thread_id) if i.run_id == run_id]
     asked = 0
-    for intent in store.open_intents(thread_id):
+    # A subagent's calls are journaled under its sub-thread; the author answers on the thread.
+    intents = [i for t in (thread_id, *store.sub_threads(thread_id)) for i in store.open_intents(t)]
+    for intent in intents:
         if store.pending_uncertain_question(intent.key) is None:
             seen = [i for i in live if i.payload.get("call_id") == intent.call_id]
-            ask_uncertain(store, intent, run_id, seen)
+            ask_uncertain(store, intent, run_id, seen, on_thread=thread_id)
         asked += 1
-    open_calls = {i.call_id for i in store.open_intents(thread_id)}
+    open_calls = {i.call_id for i in intents}
     folded = {i.id for i in live if i.payload.get("call_id") in open_calls}
     for record in live:
         store.drop_interrupt(record.id)
@@ -81,12 +83,19 @@ def _recover_run(store: Store, run_id: str, thread_id: str) -> None:
 
 
 def ask_uncertain(
-    store: Store, intent: OpenIntent, run_id: str | None, seen: list[InterruptRecord]
+    store: Store,
+    intent: OpenIntent,
+    run_id: str | None,
+    seen: list[InterruptRecord],
+    *,
+    on_thread: str | None = None,
 ) -> str:
-    """Record a new pending question about a call that may have run; returns its id."""
+    """Record a new pending question about a call that may have run, on `on_thread` (default:
+    the call's own thread); returns its id."""
     interrupt_id = uuid.uuid4().hex
     payload = uncertain_payload(intent, seen)
-    store.save_interrupt(interrupt_id, intent.thread_id, run_id, "question", payload)
+    thread_id = on_thread or intent.thread_id
+    store.save_interrupt(interrupt_id, thread_id, run_id, "question", payload)
     store.link_uncertain(interrupt_id, intent)
     return interrupt_id
 

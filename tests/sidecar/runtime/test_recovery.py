@@ -123,3 +123,15 @@ async def test_a_graph_interrupt_raised_again_under_an_answered_id_is_pending_ag
     rig.store.raise_interrupt("g1", thread.id, "r2", "question", payload)
     [again] = rig.store.pending_interrupts(thread.id)
     assert (again.id, again.run_id, again.answer) == ("g1", "r2", None)
+
+
+async def test_a_subagents_cut_off_call_is_asked_on_the_authors_thread(rig: Rig) -> None:
+    thread = rig.store.create_thread("t")
+    sub = rig.store.create_thread("sub", parent_id=thread.id)
+    rig.store.create_run("r1", thread.id, "start")
+    rig.store.journal_intent(f"{sub.id}:c9", sub.id, "workspace", "write", {"path": "b"})
+    rig.runs.recover_after_crash()
+    [question] = rig.store.pending_interrupts(thread.id)
+    assert '"path": "b"' in question.payload["body"]
+    assert rig.store.pending_interrupts(sub.id) == []
+    assert rig.store.get_thread(thread.id).status == "interrupted"
