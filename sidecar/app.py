@@ -9,11 +9,13 @@ import logging
 import logging.handlers
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
+from mcp_servers.schedule import ScheduleBook
+from mcp_servers.schedule.timing import local_zone_name
 from sidecar import settings as settings_mod
 from sidecar.coord.coordinator import Coordinator, Timings
 from sidecar.coord.profiles import ProfilesFile
@@ -30,12 +32,16 @@ from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
 from sidecar.protocol import RunEventParams
 from sidecar.protocol.process import EXIT_REFUSED, REFUSED_PREFIX
-from sidecar.protocol.queue import QueuedMessageInfo, QueueUpdateParams
+from sidecar.protocol.queue import NotifyParams, QueuedMessageInfo, QueueUpdateParams
 from sidecar.rpc.framing import FrameWriter, read_frames
 from sidecar.rpc.server import Route, RpcServer
+from sidecar.runtime import ownership
+from sidecar.runtime.automation import Automation
 from sidecar.runtime.automation_settings import AutomationSettings
+from sidecar.runtime.clock import SystemClock
 from sidecar.runtime.lanes import Lanes
 from sidecar.runtime.live import LiveInterrupts
+from sidecar.runtime.ownership import DataFolderInUseError
 from sidecar.runtime.queueing import QueueDesk
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Store, open_database
@@ -111,6 +117,17 @@ def memory_spec(memory: LazyMemory) -> ServerSpec:
         return build_server(memory.wait().memory)
 
     return ServerSpec(name="memory", target=target, trusted=True)
+
+
+def schedule_spec(book: Callable[[], ScheduleBook]) -> ServerSpec:
+    """The schedule server, in-process on the sidecar's database (the one writer)."""
+
+    def target() -> Any:
+        from mcp_servers.schedule import build_server
+
+        return build_server(book())
+
+    return ServerSpec(name="schedule", target=target, trusted=True)
 
 
 def sandbox_spec(workdir: Path) -> ServerSpec:
@@ -205,6 +222,7 @@ class SidecarApp:
 
     def __init__(self, data: Path, writer: FrameWriter) -> None:
         self.data = data
+        self.lock = ownership.acquire(data)
         self.db = open_database(data / "atrium.db")
         self.store = Store(self.db)
         self.settings = settings_mod.SettingsFile(data / "settings.json")
@@ -218,6 +236,7 @@ class SidecarApp:
                 sandbox_spec(data / "sandbox"),
                 agents_spec(data),
                 skills_spec(workspace, data),
+                schedule_spec(lambda: self.scheduled.book),
             ],
             config_file=ConfigFile(data / "mcp.json"),
             features=self.features,
@@ -239,6 +258,16 @@ class SidecarApp:
         self.queue = QueueDesk(
             self.store, self.runs, self._notify_queue, self.automation.default_mode
         )
+        self.scheduled = Automation(
+            self.store,
+            self.runs,
+            self.queue,
+            self.automation,
+            self._workspace,
+            self._notify_automation,
+            SystemClock(float(os.environ.get("ATRIUM_CLOCK_OFFSET") or 0)),
+            local_zone_name(),
+        )
         self.services = Services(
             store=self.store,
             runs=self.runs,
@@ -253,6 +282,8 @@ class SidecarApp:
             profiles=self.profiles,
             coordinator=self.coordinator,
             queue=self.queue,
+            automation=self.scheduled,
+            automation_settings=self.automation,
             memory=self.memory.get,
         )
         routes = {
@@ -266,6 +297,9 @@ class SidecarApp:
 
     def _notify_server_status(self, status: ServerStatus) -> None:
         self.server.notify("server/status", status_notification(self.host, status))
+
+    def _notify_automation(self, params: NotifyParams) -> None:
+        self.server.notify("automation/notify", params)
 
     def _notify_queue(self, message: QueuedMessageInfo) -> None:
         self.server.notify("queue/update", QueueUpdateParams(message=message))
@@ -311,6 +345,7 @@ class SidecarApp:
     async def _start_automation(self) -> None:
         """Messages a crash left queued get their turns."""
         await self.queue.drain_all()
+        self.scheduled.start()
 
     async def _load(self) -> None:
         # LangGraph and friends take a second or more to import: do it off the event loop so
@@ -352,6 +387,7 @@ class SidecarApp:
         if self._started is not None:
             self._started.cancel()
         await self.queue.aclose()
+        await self.scheduled.aclose()
         await self.runs.shutdown()
         log.info("stopping MCP servers")
         await self.host.aclose()
@@ -359,6 +395,7 @@ class SidecarApp:
             self._warm.cancel()
         await aclose_model_clients()
         self.db.close()
+        self.lock.release()
         log.info("sidecar stopped")
 
 
@@ -420,7 +457,7 @@ async def amain() -> None:
         refuse(str(exc))
 
 
-REFUSALS: tuple[type[Exception], ...] = (NewerSchemaError,)
+REFUSALS: tuple[type[Exception], ...] = (NewerSchemaError, DataFolderInUseError)
 """What makes the sidecar refuse to start rather than crash: the author must change something."""
 
 

@@ -12,6 +12,8 @@ from sidecar.coord.coordinator import Coordinator
 from sidecar.coord.profiles import ProfilesFile
 from sidecar.host.features.client import HostFeatures
 from sidecar.host.host import ToolHost
+from sidecar.runtime.automation import Automation
+from sidecar.runtime.automation_settings import AutomationSettings
 from sidecar.runtime.queueing import QueueDesk
 from sidecar.runtime.runs import RunManager
 from sidecar.settings import SettingsFile
@@ -38,3 +40,5 @@ class Services:
     coordinator: Coordinator = field(default_factory=Coordinator)
     queue: QueueDesk | None = None
     memory: Callable[[], Awaitable[MemoryDeps]] | None = None
+    automation: Automation | None = None
+    automation_settings: AutomationSettings | None = None

@@ -19,6 +19,7 @@ def load_all() -> Registry:
         memory,
         queue,
         runs,
+        schedules,
         servers,
         settings,
         threads,
@@ -26,5 +27,5 @@ def load_all() -> Registry:
     )
 
     del agents, coord, features, lifecycle, memory, queue, runs, servers, settings, threads
-    del tools
+    del schedules, tools
     return registry

@@ -22,7 +22,12 @@ from sidecar.protocol.models import (
     ToolInfo,
     WireModel,
 )
-from sidecar.protocol.queue import QUEUE_METHODS, QUEUE_NOTIFICATIONS, QueueMode
+from sidecar.protocol.queue import (
+    QUEUE_METHODS,
+    QUEUE_NOTIFICATIONS,
+    SCHEDULE_METHODS,
+    QueueMode,
+)
 from sidecar.protocol.servers import SERVER_METHODS, SERVER_NOTIFICATIONS
 
 PROTOCOL_VERSION = "1.0"
@@ -134,6 +139,7 @@ METHODS: dict[str, MethodSpec] = {
     **FEATURE_METHODS,
     **COORD_METHODS,
     **QUEUE_METHODS,
+    **SCHEDULE_METHODS,
     **HISTORY_METHODS,
     **MEMORY_METHODS,
     **AGENT_METHODS,

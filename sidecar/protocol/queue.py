@@ -182,7 +182,7 @@ class AutomationSetParams(WireModel):
 
 class HeartbeatBeat(WireModel):
     at: float
-    status: Literal["ok", "notified", "skipped", "failed"]
+    status: Literal["running", "ok", "notified", "skipped", "failed"]
     reason: str | None = None
     text: str | None = None
     run_id: str | None = None
@@ -222,6 +222,7 @@ SCHEDULE_METHODS: dict[str, MethodSpec] = {
     "automation/get": MethodSpec(QueueEmpty, AutomationInfo, "Lanes, heartbeat, queue mode."),
     "automation/set": MethodSpec(AutomationSetParams, AutomationInfo, "Change them."),
     "heartbeat/history": MethodSpec(QueueEmpty, HeartbeatHistoryResult, "Recent beats."),
+    "heartbeat/run_now": MethodSpec(QueueEmpty, HeartbeatBeat, "Beat now (or say why not)."),
 }
 
 QUEUE_NOTIFICATIONS: dict[str, type[WireModel]] = {

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sidecar.store.context import CONTEXT_SCHEMA
+from sidecar.store.heartbeat import HEARTBEAT_SCHEMA
 from sidecar.store.history import create_message_index
 from sidecar.store.plan_grants import PLAN_GRANT_SCHEMA
 from sidecar.store.plans import PLAN_SCHEMA
@@ -153,7 +154,7 @@ def open_database(path: Path, *, busy_timeout_ms: int = 10_000) -> Database:
         conn.executescript(PLAN_SCHEMA)
         conn.executescript(PLAN_GRANT_SCHEMA)
         conn.executescript(QUEUE_SCHEMA)
-        conn.executescript(QUEUE_SCHEMA)
+        conn.executescript(HEARTBEAT_SCHEMA)
         create_message_index(conn)
         conn.executescript(CONTEXT_SCHEMA)
         conn.executescript(UNCERTAIN_SCHEMA)

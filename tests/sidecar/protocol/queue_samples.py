@@ -81,6 +81,7 @@ QUEUE_SAMPLES: dict[type[WireModel], WireModel] = {
     ScheduleHistoryResult: ScheduleHistoryResult(fires=(FIRE,)),
     AutomationInfo: AutomationInfo(heartbeat_minutes=30, lane_cron=2),
     AutomationSetParams: AutomationSetParams(default_mode="collect", active_start="07:30"),
+    HeartbeatBeat: HeartbeatBeat(at=6.0, status="running", run_id="r-hb"),
     HeartbeatHistoryResult: HeartbeatHistoryResult(
         thread_id="t-hb",
         beats=(HeartbeatBeat(at=5.0, status="skipped", reason="quiet-hours"),),

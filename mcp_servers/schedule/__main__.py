@@ -1,0 +1,57 @@
+"""Run the schedule server standalone over stdio.
+
+``python -m mcp_servers.schedule [--db FILE] [--timezone ZONE]`` or ``atrium-mcp-schedule``.
+The database is ``--db``, else ``$ATRIUM_DATA_DIR/atrium.db``, else Atrium's data folder. A
+running Atrium on that folder fires the schedules; this server only edits them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import platformdirs
+
+from mcp_servers.lifeline import die_with_parent
+
+from .book import ScheduleBook
+from .errors import ScheduleRefusal
+from .server import build_server
+from .timing import local_zone_name, zone
+
+
+def default_db() -> Path:
+    data = os.environ.get("ATRIUM_DATA_DIR")
+    root = Path(data) if data else Path(platformdirs.user_data_dir("atrium", "atrium"))
+    return root / "atrium.db"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="atrium-mcp-schedule", description="Atrium schedule MCP server (stdio)."
+    )
+    parser.add_argument("--db", type=Path, default=None, help="the database file")
+    parser.add_argument("--timezone", default=None, help="default IANA zone of new schedules")
+    args = parser.parse_args(argv)
+    die_with_parent()
+    tz_name = args.timezone or local_zone_name()
+    try:
+        zone(tz_name)
+    except ScheduleRefusal as exc:
+        print(f"atrium-mcp-schedule: {exc.message}", file=sys.stderr)
+        return 2
+    path: Path = args.db or default_db()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    conn.execute("PRAGMA journal_mode = WAL")
+    build_server(ScheduleBook(conn, default_timezone=tz_name)).run("stdio")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
