@@ -308,6 +308,11 @@ class OpenClawGatewayController(AgentController):
         parser = OpenClawGatewayParser(session_id=session)
         run = RunState(request=request, parser=parser, trace=trace, send=send, receive=receive)
         run.notes.extend(self.notes)
+        # `agent`'s `cwd` is reserved for plugin-owned runs in 2026.9.6, so no per-run folder.
+        run.notes.append(
+            f"the OpenClaw Gateway works in its own configured workspace, not in "
+            f"{request.working_dir}; what it changes there does not pass Atrium's review gate"
+        )
         self._run, self._parser = run, parser
         await self._group.start(self._drive, run, parser, session, resume_id)
 

@@ -427,6 +427,7 @@ def test_a_gateway_turn_streams_deltas_and_an_abort_really_stops_it(
     assert first.final_message == text
     assert any(h.hint == "gateway_run" for h in turn.of_type(StateHint, run=0))
     assert first.policy is not None and "Gateway" in first.policy.note
+    assert any("its own configured workspace" in note for note in first.notes)
     # The abort reached the Gateway: the run ended interrupted and OpenClaw hung up on the model.
     assert aborted.status == "interrupted"
     assert aborted.error is not None and aborted.error.code is ErrorCode.INTERRUPTED

@@ -118,3 +118,26 @@ def test_no_answer_from_agent_wait_is_no_result() -> None:
 
     assert result.status == "failed"
     assert result.error is not None and result.error.code is ErrorCode.NO_RESULT
+
+
+def test_a_long_turn_among_other_runs_keeps_every_delta_and_tool_step_of_its_own() -> None:
+    parser = OpenClawGatewayParser(run_id=RUN)
+    text = ""
+    events = []
+    for i in range(5000):
+        piece = f"w{i} "
+        text += piece
+        events += parser.feed_frame(agent_frame("assistant", {"delta": piece, "text": text}))
+        events += parser.feed_frame(agent_frame("assistant", {"delta": "x", "text": "x"}, "b"))
+        if i % 50 == 0:
+            start = {"phase": "start", "name": "read", "toolCallId": f"c{i}", "args": {}}
+            done = {"phase": "result", "toolCallId": f"c{i}", "result": f"r{i}"}
+            events += parser.feed_frame(agent_frame("tool", start))
+            events += parser.feed_frame(agent_frame("tool", done))
+    closing = parser.finish_with({"status": "ok"})
+
+    deltas = [e for e in events if isinstance(e, MessageDelta)]
+    assert len(deltas) == 5000 and "".join(d.text for d in deltas) == text
+    assert len([e for e in events if isinstance(e, ToolCall)]) == 100
+    assert closing == [MessageCompleted(text=text)]
+    assert result_of(parser).metrics.tool_calls == 100
