@@ -403,8 +403,9 @@ def test_an_interrupt_mid_turn_stops_the_cli_within_two_seconds(turns: dict[str,
     assert result.error is not None and result.error.code is ErrorCode.INTERRUPTED
     assert isinstance(turn.events[0][-1], Failed)
     assert turn.facts["pid"] is not None and not turn.facts["pid_alive"]
-    # The stop sequence escalates to SIGKILL 1.5 s after the interrupt (exit/term graces).
-    assert turn.facts["ended_after_s"] < 2.0 + 1.0
+    # The stop sequence escalates to SIGKILL 1.5 s after the interrupt (exit/term graces);
+    # the bound leaves room for a loaded machine (measured: 0.8-1.8 s).
+    assert turn.facts["ended_after_s"] < 2.0 + 2.0
     assert turn.server is not None
     assert turn.server.disconnects.get(timeout=10).client_disconnected.is_set()
 
