@@ -166,8 +166,13 @@ async def test_a_file_the_author_changed_meanwhile_is_shown_as_a_conflict_and_ke
         await _answer(agent, thread_id, review, {"accepted": ["notes.md", "other.txt"]})
         await agent.run_to_end(run_id, within=180)
         task = await _task(agent, thread_id)
+        grants = (await agent.call("grant/list", {}))["grants"]
     finally:
         await agent.kill()
+    # "Allow for this thread" left a grant that covers the next dispatch in the thread.
+    assert [(g["thread_id"], g["server"], g["tool"]) for g in grants] == [
+        (thread_id, "agents", "agent_run")
+    ]
     assert (workspace / "notes.md").read_text() == "the author's notes\n"
     assert (workspace / "other.txt").read_text() == "y\n"
     assert (
@@ -285,3 +290,23 @@ async def test_a_changeset_shown_before_a_crash_is_asked_again_after_the_retry_w
     assert len(_runs(tmp_path)) == 1  # the agent did not run again
     assert (workspace / "new.txt").read_text() == "from the agent\n"
     assert task["status"] == "succeeded"
+
+
+async def test_a_refused_delegation_runs_nothing_and_cancels_the_task(
+    sidecar_data: Path, workspace: Path, tmp_path: Path
+):
+    agent = await _start(sidecar_data, workspace, _standin(tmp_path, {"new.txt": "x\n"}))
+    before = _files(workspace)
+    try:
+        thread_id, run_id = await _delegate(agent, "/delegate codex Write a file")
+        refuse = {"decision": "deny", "reason": "not now"}
+        await _answer(agent, thread_id, await _wait_asked(agent, "approval"), refuse)
+        await agent.run_to_end(run_id, within=180)
+        task = await _task(agent, thread_id)
+        grants = (await agent.call("grant/list", {}))["grants"]
+    finally:
+        await agent.kill()
+    assert task["status"] == "cancelled"
+    assert _runs(tmp_path) == []  # the agent never started
+    assert _files(workspace) == before
+    assert grants == []
