@@ -20,6 +20,7 @@ from bench import (
     agents,
     bundle,
     cold_start,
+    gui,
     long_thread,
     mcp_large,
     parse,
@@ -42,6 +43,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     parse.NAME: parse.run,
     bundle.NAME: bundle.run,
     agents.NAME: agents.run,
+    gui.NAME: gui.run,
     review_gate.NAME: review_gate.run,
 }
 

@@ -10,6 +10,9 @@ Markers (`reset`, `after_pending`) travel in the same queue as the bytes, so a c
 after some output runs after every frame of that output was delivered (the client relies on it:
 a reply written just before the sidecar exits still completes its request).
 
+The GUI thread takes a batch in slices of at most `SLICE_S` of its time, posting itself the rest,
+so a backlog of thousands of frames never holds off painting and timers for longer than that.
+
 The thread starts on the first chunk and ends after `idle_s` without input (or at `close`), so
 a reader that is not in use holds no thread.
 """
@@ -19,13 +22,20 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
+from collections import deque
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from desktop.ipc.framing import MAX_LINE_BYTES, Decoded, FrameDecoder
 
 logger = logging.getLogger(__name__)
+
+SLICE_S = 0.008
+"""GUI-thread time one slice of a batch may take before the event loop runs again."""
+SLICE_FRAMES = 32
+"""Frames handed over per `frames_decoded` signal within a slice."""
 
 _RESET = object()
 _STOP = object()
@@ -63,6 +73,8 @@ class FrameReader(QObject):
         self._outbox: list[Decoded | _Marker] = []
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._taken: deque[Decoded | _Marker] = deque()
+        self._draining = False
         self._batch_ready.connect(self._on_batch_ready)
 
     def feed(self, data: bytes) -> None:
@@ -136,14 +148,26 @@ class FrameReader(QObject):
     def _on_batch_ready(self) -> None:
         with self._lock:
             batch, self._outbox = self._outbox, []
-        frames: list[Decoded] = []
-        for item in batch:
-            if isinstance(item, _Marker):
-                if frames:
-                    self.frames_decoded.emit(frames)
-                    frames = []
-                item.callback()
-            else:
-                frames.append(item)
-        if frames:
-            self.frames_decoded.emit(frames)
+        self._taken.extend(batch)
+        if not self._draining:
+            self._drain()
+
+    def _drain(self) -> None:
+        """Deliver taken frames for at most `SLICE_S`, then let the event loop run."""
+        self._draining = True
+        deadline = time.perf_counter() + SLICE_S
+        taken = self._taken
+        while taken and time.perf_counter() < deadline:
+            frames: list[Decoded] = []
+            while taken and len(frames) < SLICE_FRAMES and not isinstance(taken[0], _Marker):
+                frames.append(taken.popleft())  # type: ignore[arg-type]
+            if frames:
+                self.frames_decoded.emit(frames)
+            elif taken:
+                marker = taken.popleft()
+                assert isinstance(marker, _Marker)
+                marker.callback()
+        if taken:
+            QTimer.singleShot(0, self._drain)
+        else:
+            self._draining = False

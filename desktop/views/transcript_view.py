@@ -233,16 +233,18 @@ class TranscriptView(QWidget):
             if not 0 <= row < len(self._transcript):
                 continue
             entry = self._transcript.peek(row)
-            if not isinstance(entry, MessageEntry) or not entry.streaming:
+            if not isinstance(entry, MessageEntry):
                 continue
             stream = self.docs.streams.get(id(entry))
             if stream is None:
-                stream = self.docs.stream_for(entry)
-            else:
+                if entry.streaming:
+                    self.docs.stream_for(entry)
+            else:  # also the last tokens of an answer that has just finished
                 missing = entry.length - stream.fed
                 if missing > 0:
                     stream.append(text[-missing:])
-            self._show_stream_growth(row, entry)
+            if entry.streaming:
+                self._show_stream_growth(row, entry)
         if self._pinned:
             QTimer.singleShot(0, self._scroll_to_end)
 

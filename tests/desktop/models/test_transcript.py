@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from desktop.models.transcript import MessageEntry, NoticeEntry, ToolCallEntry, Transcript
+from desktop.models.transcript import (
+    INITIAL_PAGE,
+    MessageEntry,
+    NoticeEntry,
+    ToolCallEntry,
+    Transcript,
+)
 from sidecar.protocol import (
     ApprovalInterrupt,
     ErrorInfo,
     InterruptEvent,
     MessageEvent,
+    MessageInfo,
     RunCancelled,
     RunFailed,
     RunFinished,
@@ -134,3 +141,74 @@ def test_load_rebuilds_messages_calls_results_interrupts_and_the_last_error():
     assert isinstance(second_call, ToolCallEntry) and second_call.state == "awaiting_approval"
     assert notice == NoticeEntry("failed", "boom")
     assert recorder.calls == [("reset", -1)]
+
+
+# --- pages of a long thread ------------------------------------------------------------------
+
+
+def _page(first: int, last: int) -> list[tuple[int, MessageInfo]]:
+    return [(n + 1, message("user", f"message {n}", f"m{n}")) for n in range(first, last + 1)]
+
+
+def test_a_full_first_page_means_older_messages_exist() -> None:
+    transcript = Transcript()
+    transcript.load("t1", tuple(m for _, m in _page(0, INITIAL_PAGE - 1)))
+    assert transcript.has_older and not transcript.has_newer
+    transcript.load("t1", tuple(m for _, m in _page(0, 9)))
+    assert not transcript.has_older
+    assert transcript.oldest_message_id() == "m0"
+
+
+def test_an_older_page_goes_before_the_first_entry() -> None:
+    transcript = Transcript()
+    recorder = Recorder(transcript)
+    transcript.load("t1", tuple(m for _, m in _page(100, 109)))
+    added = transcript.prepend(_page(90, 99), has_older=True)
+    assert added == 10 and recorder.calls[-1] == ("prepended", 10)
+    assert [e.text for e in transcript.entries if isinstance(e, MessageEntry)] == [
+        f"message {n}" for n in range(90, 110)
+    ]
+    assert transcript.oldest_message_id() == "m90" and transcript.has_older
+    entry = transcript.entry(0)
+    assert isinstance(entry, MessageEntry) and entry.seq == 91
+
+
+def test_a_tool_call_split_across_pages_stays_one_entry() -> None:
+    transcript = Transcript()
+    result = message("tool", "42", "m2", tool_call_id="c1")
+    transcript.load("t1", (result, message("assistant", "It is 42.", "m3")))
+    call = message("assistant", "", "m1", tool_calls=(CALL,))
+    transcript.prepend([(1, message("user", "compute", "m0")), (2, call)], has_older=False)
+    calls = [e for e in transcript.entries if isinstance(e, ToolCallEntry)]
+    assert len(calls) == 1
+    assert (calls[0].server, calls[0].tool, calls[0].state) == ("workspace", "write", "succeeded")
+    assert transcript.row_of_message("m2") == transcript.entries.index(calls[0])
+
+
+def test_a_page_far_back_detaches_from_the_live_end_until_newer_pages_join_it() -> None:
+    transcript = Transcript()
+    transcript.load("t1", tuple(m for _, m in _page(900, 999)))
+    transcript.show_page(_page(10, 29), has_older=True, has_newer=True)
+    assert transcript.row_of_message("m17") == 7 and transcript.row_of_message("m999") is None
+    transcript.apply(Token(text="live text is not shown while detached"))
+    assert len(transcript) == 20
+    assert transcript.newest_seq() == 30
+    transcript.append_newer(_page(30, 39), has_newer=False)
+    assert len(transcript) == 30 and not transcript.has_newer
+    transcript.apply(Token(text="live again"))
+    assert transcript.entry(len(transcript) - 1) == MessageEntry(
+        "assistant", "live again", streaming=True
+    )
+
+
+def test_a_long_stream_keeps_chunks_until_the_text_is_read() -> None:
+    transcript = Transcript()
+    appended: list[str] = []
+    transcript.appended.connect(lambda _row, text: appended.append(text))
+    for n in range(100_000):
+        transcript.apply(Token(text=f"w{n} "))
+    raw = transcript.peek(0)
+    assert isinstance(raw, MessageEntry) and raw.length == sum(len(t) for t in appended) + 3
+    entry = transcript.entry(0)
+    assert isinstance(entry, MessageEntry)
+    assert entry.text == "".join(f"w{n} " for n in range(100_000)) and not entry.chunks
