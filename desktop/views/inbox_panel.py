@@ -29,6 +29,7 @@ KIND_LABELS = {
     "sampling": "Model use",
     "plan_approval": "Plan",
     "escalation": "Escalation",
+    "changeset": "Changes",
 }
 ID_ROLE = Qt.ItemDataRole.UserRole
 
