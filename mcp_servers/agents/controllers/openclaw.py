@@ -47,6 +47,7 @@ from mcp_servers.agents.controllers.openclaw_state import (
 from mcp_servers.agents.controllers.prompting import compose_prompt
 from mcp_servers.agents.controllers.run_state import AttemptIO, RunState
 from mcp_servers.agents.controllers.runner import SubprocessController
+from mcp_servers.agents.errors import RunInProgressError
 from mcp_servers.agents.events import AgentEvent
 from mcp_servers.agents.parsers.base import StreamParser
 from mcp_servers.agents.parsers.openclaw import OpenClawOutputParser
@@ -133,6 +134,10 @@ class OpenClawController(SubprocessController):
         await self._begin(request)
 
     async def _begin(self, request: StartRequest) -> None:
+        if self._gateway is not None and self._gateway.busy:
+            raise RunInProgressError("the previous run has not finished")
+        if self._run is not None and not self._run.done.is_set():
+            raise RunInProgressError("the previous run has not finished")
         if self._gateway is not None:
             self._gateway.stopped.set()
         self._gateway = await self.pick_mode() if self._group is not None else None

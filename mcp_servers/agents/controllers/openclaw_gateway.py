@@ -236,6 +236,11 @@ class OpenClawGatewayController(AgentController):
         """Set by an owner hosting this controller in its own task group, to close it."""
 
     @property
+    def busy(self) -> bool:
+        """Whether a run is still going."""
+        return self._run is not None and not self._run.done.is_set()
+
+    @property
     def url(self) -> str:
         return self.config.gateway_url or "ws://127.0.0.1:18789"
 

@@ -9,6 +9,7 @@ import pytest
 
 from mcp_servers.agents.controllers import OpenClawConfig, OpenClawController
 from mcp_servers.agents.controllers.openclaw_state import model_from_settings
+from mcp_servers.agents.errors import RunInProgressError
 from mcp_servers.agents.events import Completed, Failed, MessageCompleted, SessionStarted
 from mcp_servers.agents.requests import ResumeRequest, StartRequest, ToolPolicy
 from mcp_servers.agents.results import ErrorCode
@@ -199,3 +200,18 @@ async def test_auto_mode_runs_embedded_when_the_configured_gateway_does_not_answ
     assert any(
         n.startswith("OpenClaw Gateway at ws://127.0.0.1:9 not reachable") for n in result.notes
     )
+
+
+async def test_a_second_start_while_a_run_is_going_is_refused(tmp_path: Path) -> None:
+    transcript = LOCAL_TRANSCRIPTS / "openclaw_real_plain.txt"
+    ctl = controller(tmp_path, transcript, FAKE_CLI_HANG_AFTER="1")
+    request = StartRequest(session_id="atrium-3", working_dir=tmp_path, instruction="x")
+    async with ctl:
+        await ctl.start(request)
+        with pytest.raises(RunInProgressError):
+            await ctl.start(request.model_copy(update={"run_id": "second"}))
+        await ctl.interrupt()
+        await collect(ctl)
+        result = await ctl.wait()
+
+    assert result.status == "interrupted"
