@@ -10,7 +10,7 @@ work, so it is shown and never applied.
 from __future__ import annotations
 
 import difflib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +21,9 @@ from sidecar.coord.review.manifest import FileEntry, entry_for
 ChangeStatus = Literal["added", "changed", "deleted"]
 MAX_DIFF_SOURCE = 1 << 20
 MAX_DIFF_CHARS = 200_000
+MAX_TOTAL_DIFF_CHARS = 2_000_000
+"""What all of a changeset's diffs may take together (it travels as one interrupt): past it,
+the remaining files come without a diff, and say so."""
 _SNIFF = 8192
 
 
@@ -81,12 +84,18 @@ def compute_changeset(isolation: Isolation, deadline: Deadline) -> Changeset:
     base = base_manifest(isolation)
     now = listed_manifest(isolation, deadline)
     changes: list[FileChange] = []
+    budget = MAX_TOTAL_DIFF_CHARS
     for path in sorted(base.keys() | now.keys()):
         before, after = base.get(path), now.get(path)
         if _unchanged(before, after):
             continue
         deadline.check()
-        changes.append(_change(isolation, path, before, after))
+        change = _change(isolation, path, before, after)
+        if len(change.diff) > budget:
+            note = "diff left out: the changeset is too large to show whole"
+            change = replace(change, diff="", note=note)
+        budget -= len(change.diff)
+        changes.append(change)
     return Changeset(tuple(changes))
 
 

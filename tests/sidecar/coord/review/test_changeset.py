@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from sidecar.coord.review import changeset as changeset_module
 from sidecar.coord.review.changeset import compute_changeset
 from sidecar.coord.review.isolation import create_isolation
 from sidecar.coord.review.limits import Deadline
@@ -105,3 +108,19 @@ def test_a_changeset_of_two_thousand_files_is_complete(plain_workspace: Path, tm
     files = compute_changeset(made, Deadline(60)).files
     assert len(files) == 2000
     assert {f.status for f in files} == {"added"}
+
+
+def test_past_the_total_diff_budget_files_come_without_a_diff_and_say_so(
+    plain_workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(changeset_module, "MAX_TOTAL_DIFF_CHARS", 1000)
+    made = create_isolation(plain_workspace, tmp_path / "iso", Deadline(30))
+    for n in range(5):
+        (made.folder / f"f{n}.txt").write_text("x" * 300 + "\n")
+    files = compute_changeset(made, Deadline(30)).files
+    shown = [f for f in files if f.diff]
+    assert len(shown) == 2 and sum(len(f.diff) for f in shown) <= 1000
+    assert {f.note for f in files if not f.diff} == {
+        "diff left out: the changeset is too large to show whole"
+    }
+    assert all(f.applicable for f in files)  # still accepted or rejected file by file
