@@ -67,15 +67,22 @@ def load_text(resolved: Resolved, limits: Limits) -> str:
 def list_dir(
     root: Path, path: str, *, glob: str | None, recursive: bool, max_entries: int, limits: Limits
 ) -> ListResult:
-    """List a directory, optionally recursively and filtered by a glob (see :func:`glob_match`)."""
+    """List a directory, optionally recursively and filtered by a glob (see :func:`glob_match`).
+
+    A walk past the time budget (``limits.max_search_seconds``, e.g. a glob matching nothing in
+    a huge tree) stops with ``truncated``."""
     resolved = resolve(root, path, expect=Expect.DIR)
     cap = max(1, min(max_entries, limits.max_list_entries))
     base = len(resolved.real_parts)
     entries: list[Entry] = []
     truncated = False
+    deadline = time.monotonic() + limits.max_search_seconds
     walker = fileio.walk(root, resolved.real_parts, resolved.display, recursive=recursive)
     with closing(walker) as found:
-        for item in found:
+        for seen, item in enumerate(found, start=1):
+            if seen % 1024 == 0 and time.monotonic() > deadline:
+                truncated = True
+                break
             rel = "/".join(item.parts[base:])
             if glob is not None and not glob_match(glob, rel, item.name):
                 continue

@@ -137,3 +137,16 @@ async def test_a_pattern_spanning_lines_matches_no_line(client: Client, root: Pa
         (await search(client, query=r"abc\nabc", regex=True)).structured_content
     )
     assert (found.matches, found.files_scanned) == ([], 2)
+
+
+async def test_a_recursive_listing_past_its_time_budget_stops_truncated(root: Path) -> None:
+    for index in range(1100):
+        (root / f"n{index:04}.txt").write_text("")
+    limits = Limits(max_search_seconds=0.0)
+    async with Client(build_server(root, limits=limits), raise_exceptions=True) as client:
+        result = await client.call_tool("list", {"recursive": True, "glob": "*.none"})
+    assert result.structured_content is not None
+    assert (result.structured_content["entries"], result.structured_content["truncated"]) == (
+        [],
+        True,
+    )
