@@ -14,7 +14,7 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextDocument,
 )
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSizePolicy, QWidget
 
 
 def pretty_json(value: Any) -> str:
@@ -39,10 +39,13 @@ WARNING_COLOUR = "#9a6700"
 
 def build_status_label(colour: str = ERROR_COLOUR) -> QLabel:
     """A hidden, wrapping, plain-text label in `colour`, for an error or problem shown where it
-    happened (shown when there is something to say)."""
+    happened (shown when there is something to say). It never widens its window, even for one
+    very long word: it takes the width it is given and wraps (or clips) within it."""
     label = QLabel()
     label.setWordWrap(True)
     label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+    label.setMinimumWidth(1)
     label.setStyleSheet(f"color: {colour}")
     label.hide()
     return label

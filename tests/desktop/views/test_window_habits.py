@@ -236,6 +236,7 @@ def test_a_5000_character_error_wraps_and_never_widens_the_window(qtbot: QtBot, 
     window.controller.handle_run_event(run(RunFailed(error=error)))
     window.controller.error_reported.emit("Loading failed: " + "y" * 5000)
     window.banner.show_message("The sidecar refused to start: " + "z" * 5000)
+    window.composer.show_error("The server refused: " + "w" * 5000)
     QApplication.processEvents()
     assert window.width() == width
     status = window.run_status
