@@ -144,16 +144,26 @@ def sandbox_spec(workdir: Path) -> ServerSpec:
     return ServerSpec(name="sandbox", target=target, trusted=True)
 
 
-def agents_spec(data: Path) -> ServerSpec:
+def agents_spec(data: Path, model: Callable[[], LMConfig | None] | None = None) -> ServerSpec:
     """The strong-agent controllers (Claude Code, Codex, OpenClaw) as a built-in stdio server.
-    The CLIs need the author's own environment (PATH, their keys and base URLs)."""
+    The CLIs need the author's own environment (PATH, their keys and base URLs); Atrium's model
+    settings (`model()`, resolved when the server starts) reach it as `ATRIUM_MODEL*`, which
+    OpenClaw runs use as their model, so one key serves both."""
 
     def target() -> Any:
         from mcp import StdioServerParameters
 
         role = ["--mcp-agents"] if getattr(sys, "frozen", False) else ["-m", "mcp_servers.agents"]
         args = [*role, "--trace-dir", str(data / "traces")]
-        return StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
+        env = dict(os.environ)
+        config = model() if model is not None else None
+        if config is not None:
+            env["ATRIUM_MODEL"] = config.model
+            if config.api_base:
+                env["ATRIUM_MODEL_API_BASE"] = config.api_base
+            if config.api_key:
+                env["ATRIUM_MODEL_API_KEY"] = config.api_key
+        return StdioServerParameters(command=sys.executable, args=args, env=env)
 
     return ServerSpec(name="agents", target=target, trusted=True)
 
@@ -234,7 +244,7 @@ class SidecarApp:
             [
                 workspace_spec(workspace),
                 sandbox_spec(data / "sandbox"),
-                agents_spec(data),
+                agents_spec(data, self.planner.config),
                 skills_spec(workspace, data),
                 schedule_spec(lambda: self.scheduled.book),
             ],
