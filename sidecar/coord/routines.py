@@ -243,3 +243,27 @@ def parse_args(text: str) -> tuple[str, dict[str, str]]:
             raise RoutineError(f"/routine argument {word!r} is not key=value")
         args[key] = value
     return check_name(name), args
+
+
+def approved_instance(
+    workspace: Path, name: str, args: Mapping[str, str], goal: str, tasks: Sequence[TaskSpec]
+) -> bool:
+    """Whether `goal` and `tasks` are exactly a run of routine `name` with `args`, as the author
+    approved it. This is checked against the file, never taken from a tool call's arguments, so
+    nothing but an unchanged, approved routine skips plan approval."""
+    try:
+        routine = load(workspace, name)
+        expected = instantiate(routine, args)
+    except RoutineError:
+        return False
+    return not routine.needs_approval and expected == (goal, list(tasks))
+
+
+def approve_instance(workspace: Path, name: str) -> None:
+    """The author approved a run of routine `name`: its current content is approved."""
+    try:
+        routine = load(workspace, name)
+    except RoutineError:
+        return
+    if routine.needs_approval:
+        mark_approved(workspace, routine)

@@ -1,7 +1,8 @@
 """Direct commands typed by the author: they run without a model.
 
 `/tools` lists tools; `/call <server>__<tool> {json args}` runs one through the tool node with
-the same permission checks as a model's call.
+the same permission checks as a model's call; `/delegate` and `/plan` dispatch subagents;
+`/routine <name> key=value ...` runs a saved routine (no planning call).
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any, cast
+
+from sidecar.coord.routines import RoutineError
+from sidecar.coord.routines import parse_args as parse_routine_args
 
 
 class CommandError(ValueError):
@@ -40,12 +44,20 @@ class PlanCommand:
     raw: str
 
 
-Command = ToolsCommand | CallCommand | DelegateCommand | PlanCommand
+@dataclass(frozen=True, slots=True)
+class RoutineCommand:
+    """`/routine <name> key=value ...`: run a saved routine with these parameter values."""
+
+    name: str
+    args: dict[str, str]
+
+
+Command = ToolsCommand | CallCommand | DelegateCommand | PlanCommand | RoutineCommand
 
 USAGE = (
     "Commands: /tools, /call <server>__<tool> {json arguments}, "
     '/delegate <profile> <task> (or /delegate {"tasks": [...]}), '
-    '/plan {"goal": ..., "tasks": [...]}'
+    '/plan {"goal": ..., "tasks": [...]}, /routine <name> key=value ...'
 )
 
 
@@ -81,4 +93,10 @@ def parse_command(text: str) -> Command:
         if not rest.strip():
             raise CommandError(f"/plan needs the plan as JSON. {USAGE}")
         return PlanCommand(raw=rest.strip())
+    if head == "/routine":
+        try:
+            name, args = parse_routine_args(rest)
+        except RoutineError as exc:
+            raise CommandError(f"{exc}. {USAGE}") from exc
+        return RoutineCommand(name=name, args=args)
     raise CommandError(f"unknown command {head!r}. {USAGE}")

@@ -18,8 +18,8 @@ def load_all() -> Registry:
         lifecycle,
         memory,
         queue,
+        routines,
         runs,
-        schedules,
         servers,
         settings,
         threads,
@@ -27,5 +27,5 @@ def load_all() -> Registry:
     )
 
     del agents, coord, features, lifecycle, memory, queue, runs, servers, settings, threads
-    del schedules, tools
+    del routines, tools
     return registry

@@ -22,12 +22,8 @@ from sidecar.protocol.models import (
     ToolInfo,
     WireModel,
 )
-from sidecar.protocol.queue import (
-    QUEUE_METHODS,
-    QUEUE_NOTIFICATIONS,
-    SCHEDULE_METHODS,
-    QueueMode,
-)
+from sidecar.protocol.queue import QUEUE_METHODS, QUEUE_NOTIFICATIONS, QueueMode
+from sidecar.protocol.routines import ROUTINE_METHODS
 from sidecar.protocol.servers import SERVER_METHODS, SERVER_NOTIFICATIONS
 
 PROTOCOL_VERSION = "1.0"
@@ -138,8 +134,8 @@ METHODS: dict[str, MethodSpec] = {
     **SERVER_METHODS,
     **FEATURE_METHODS,
     **COORD_METHODS,
+    **ROUTINE_METHODS,
     **QUEUE_METHODS,
-    **SCHEDULE_METHODS,
     **HISTORY_METHODS,
     **MEMORY_METHODS,
     **AGENT_METHODS,

@@ -17,7 +17,7 @@ Phases (the `dispatch_phase` field):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from langgraph.types import Send, interrupt
 
@@ -27,6 +27,7 @@ from sidecar.coord.dag import (
     PlanError,
     validate_plan,
 )
+from sidecar.coord.routines import approve_instance, approved_instance
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit
 from sidecar.graph.nodes.tool import record_call, record_result
@@ -99,7 +100,11 @@ def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
         return _call_result(
             store, state, call, ToolOutcome(is_error=True, text=f"Invalid plan: {exc}")
         )
-    if request.needs_approval and not store.is_autonomous(thread_id):
+    routine = _routine_of(call)
+    approved_routine = routine is not None and approved_instance(
+        deps.workspace(), routine[0], routine[1], request.goal, request.tasks
+    )
+    if request.needs_approval and not store.is_autonomous(thread_id) and not approved_routine:
         answer = interrupt(_approval_payload(deps, plan_id))
         if answer.get("decision") != "approve":
             store.set_plan_status(plan_id, "rejected")
@@ -112,6 +117,8 @@ def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
             assert plan is not None
             edited = validate_edit(store, deps.profiles(), plan_id, answer["tasks"])
             store.replace_open_tasks(plan_id, plan.goal, [t.to_json() for t in edited])
+        if routine is not None:
+            approve_instance(deps.workspace(), routine[0])
         # The author's yes to the plan is a yes to its tasks' dispatches (DESIGN.md §15).
         mint_for_plan(
             store, plan_id, store.tasks(plan_id), deps.profiles(), answer.get("accept_paths")
@@ -119,6 +126,19 @@ def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
     store.set_plan_status(plan_id, "running")
     emit_plan(store, plan_id)
     return {"dispatching": plan_id, "dispatch_phase": "run"}
+
+
+def _routine_of(call: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
+    """The routine a plan call says it runs (only a claim: `approved_instance` checks it)."""
+    routine = cast(dict[str, Any], call.get("arguments") or {}).get("routine")
+    if not isinstance(routine, dict):
+        return None
+    claim = cast(dict[str, Any], routine)
+    name, args = claim.get("name"), claim.get("args")
+    if not isinstance(name, str) or not isinstance(args, dict):
+        return None
+    values = cast(dict[object, object], args)
+    return name, {str(k): str(v) for k, v in values.items()}
 
 
 def _store_plan(deps: GraphDeps, state: TurnState, call: dict[str, Any]) -> tuple[str, Any]:

@@ -11,11 +11,14 @@ from typing import Any, cast
 
 from sidecar.coord.dag import PlanError
 from sidecar.coord.profiles import AGENTS_SERVER
+from sidecar.coord.routines import RoutineError, instantiate
+from sidecar.coord.routines import load as load_routine
 from sidecar.graph.commands import (
     CallCommand,
     CommandError,
     DelegateCommand,
     PlanCommand,
+    RoutineCommand,
     ToolsCommand,
     parse_command,
 )
@@ -184,6 +187,8 @@ def _direct(state: TurnState, deps: GraphDeps) -> dict[str, Any]:
         return _answer(_format_tools(deps))
     if isinstance(command, DelegateCommand | PlanCommand):
         return _direct_dispatch(command)
+    if isinstance(command, RoutineCommand):
+        return _routine_dispatch(deps, command)
     assert isinstance(command, CallCommand)
     call = {
         "id": f"call_{uuid.uuid4().hex[:12]}",
@@ -207,6 +212,21 @@ def _format_tools(deps: GraphDeps) -> str:
     return "\n".join(lines)
 
 
+def _routine_dispatch(deps: GraphDeps, command: RoutineCommand) -> dict[str, Any]:
+    """`/routine`: the saved plan with the author's values, dispatched with no planning call."""
+    try:
+        routine = load_routine(deps.workspace(), command.name)
+        goal, tasks = instantiate(routine, command.args)
+    except RoutineError as exc:
+        return _answer(str(exc))
+    arguments = {
+        "goal": goal,
+        "tasks": [t.to_json() for t in tasks],
+        "routine": {"name": routine.name, "args": command.args},
+    }
+    return _dispatch_call(PLAN, arguments)
+
+
 def _direct_dispatch(command: DelegateCommand | PlanCommand) -> dict[str, Any]:
     """`/delegate` and `/plan` start the same machinery as the planner's dispatch tools."""
     try:
@@ -218,6 +238,10 @@ def _direct_dispatch(command: DelegateCommand | PlanCommand) -> dict[str, Any]:
             name, arguments = PLAN, plan_arguments(command.raw)
     except PlanError as exc:
         return _answer(str(exc))
+    return _dispatch_call(name, arguments)
+
+
+def _dispatch_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     call = {"id": f"call_{uuid.uuid4().hex[:12]}", "name": name, "arguments": arguments}
     assistant = {"role": "assistant", "content": "", "tool_calls": [call]}
     return {

@@ -123,3 +123,18 @@ def test_composer_arguments_are_parsed_with_quotes() -> None:
         parse_args("harbour-report Penzance")
     with pytest.raises(RoutineError, match="needs a routine name"):
         parse_args("  ")
+
+
+def test_only_an_exact_run_of_an_approved_unchanged_routine_skips_approval(
+    tmp_path: Path,
+) -> None:
+    from sidecar.coord.routines import approved_instance
+
+    save(tmp_path, _routine())
+    goal, tasks = instantiate(_routine(), {"port": "Penzance"})
+
+    assert approved_instance(tmp_path, "harbour-report", {"port": "Penzance"}, goal, tasks)
+    forged = [*tasks[:1], TaskSpec("rm", "Remove", "Delete the manuscript", "writer")]
+    assert not approved_instance(tmp_path, "harbour-report", {"port": "Penzance"}, goal, forged)
+    assert not approved_instance(tmp_path, "harbour-report", {"port": "Looe"}, goal, tasks)
+    assert not approved_instance(tmp_path, "no-such-routine", {}, goal, tasks)

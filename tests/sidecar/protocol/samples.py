@@ -60,6 +60,7 @@ from tests.sidecar.protocol.feature_samples import (
 from tests.sidecar.protocol.history_samples import HISTORY_SAMPLES
 from tests.sidecar.protocol.memory_samples import MEMORY_EVENT_SAMPLES, MEMORY_SAMPLES
 from tests.sidecar.protocol.queue_samples import QUEUE_OTHER_SAMPLES, QUEUE_SAMPLES
+from tests.sidecar.protocol.routine_samples import ROUTINE_SAMPLES
 from tests.sidecar.protocol.server_samples import SERVER_NOTIFICATION_SAMPLES, SERVER_SAMPLES
 
 THREAD = ThreadInfo(
@@ -154,6 +155,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
     **FEATURE_SAMPLES,
     **COORD_SAMPLES,
     **HISTORY_SAMPLES,
+    **ROUTINE_SAMPLES,
     **MEMORY_SAMPLES,
     **QUEUE_SAMPLES,
 }

@@ -1,0 +1,77 @@
+"""routine/save, routine/list: routines live in the workspace (`.atrium/routines/`)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from sidecar import settings as settings_mod
+from sidecar.coord.routines import (
+    Routine,
+    RoutineError,
+    from_plan,
+    list_routines,
+    routine_path,
+    save,
+)
+from sidecar.graph.subagents.plans import task_spec
+from sidecar.handlers.registry import registry
+from sidecar.handlers.services import Services
+from sidecar.protocol import RpcError
+from sidecar.protocol.routines import (
+    RoutineEmpty,
+    RoutineErrorCode,
+    RoutineInfo,
+    RoutineListResult,
+    RoutineProblem,
+    RoutineSaveParams,
+)
+
+
+def _workspace(svc: Services) -> Path:
+    return settings_mod.resolve_workspace(svc.settings.load(), os.environ, svc.data_dir)
+
+
+def _info(workspace: Path, routine: Routine) -> RoutineInfo:
+    return RoutineInfo(
+        name=routine.name,
+        goal=routine.goal,
+        parameters=dict(routine.parameters),
+        tasks=len(routine.tasks),
+        needs_approval=routine.needs_approval,
+        path=str(routine_path(workspace, routine.name)),
+    )
+
+
+@registry.method("routine/save")
+async def routine_save(svc: Services, params: RoutineSaveParams) -> RoutineInfo:
+    plan = svc.store.get_plan(params.plan_id)
+    if plan is None:
+        raise RpcError(RoutineErrorCode.NO_SUCH_PLAN, f"no plan {params.plan_id!r}")
+    if plan.status != "completed":
+        raise RpcError(
+            RoutineErrorCode.PLAN_NOT_COMPLETED,
+            f"plan {params.plan_id!r} is {plan.status}: only a completed plan becomes a routine",
+        )
+    tasks = [task_spec(t) for t in svc.store.tasks(plan.id)]
+    workspace = _workspace(svc)
+    try:
+        routine = from_plan(params.name, plan.goal, tasks, params.parameters)
+        await asyncio.to_thread(save, workspace, routine)
+    except RoutineError as exc:
+        raise RpcError(RoutineErrorCode.ROUTINE_INVALID, str(exc)) from exc
+    return _info(workspace, routine)
+
+
+@registry.method("routine/list")
+async def routine_list(svc: Services, params: RoutineEmpty) -> RoutineListResult:
+    del params
+    workspace = _workspace(svc)
+    found = await asyncio.to_thread(list_routines, workspace)
+    return RoutineListResult(
+        routines=tuple(_info(workspace, r) for r in found if isinstance(r, Routine)),
+        problems=tuple(
+            RoutineProblem(message=str(e)) for e in found if isinstance(e, RoutineError)
+        ),
+    )
