@@ -20,12 +20,25 @@ def load_all() -> Registry:
         queue,
         routines,
         runs,
+        schedules,
         servers,
         settings,
         threads,
         tools,
     )
 
-    del agents, coord, features, lifecycle, memory, queue, runs, servers, settings, threads
+    del (
+        agents,
+        coord,
+        features,
+        lifecycle,
+        memory,
+        queue,
+        runs,
+        schedules,
+        servers,
+        settings,
+        threads,
+    )
     del routines, tools
     return registry

@@ -22,7 +22,12 @@ from sidecar.protocol.models import (
     ToolInfo,
     WireModel,
 )
-from sidecar.protocol.queue import QUEUE_METHODS, QUEUE_NOTIFICATIONS, QueueMode
+from sidecar.protocol.queue import (
+    QUEUE_METHODS,
+    QUEUE_NOTIFICATIONS,
+    SCHEDULE_METHODS,
+    QueueMode,
+)
 from sidecar.protocol.routines import ROUTINE_METHODS
 from sidecar.protocol.servers import SERVER_METHODS, SERVER_NOTIFICATIONS
 
@@ -136,6 +141,7 @@ METHODS: dict[str, MethodSpec] = {
     **COORD_METHODS,
     **ROUTINE_METHODS,
     **QUEUE_METHODS,
+    **SCHEDULE_METHODS,
     **HISTORY_METHODS,
     **MEMORY_METHODS,
     **AGENT_METHODS,
