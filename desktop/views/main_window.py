@@ -47,6 +47,8 @@ from desktop.views.status_widgets import (
     InterruptInboxWidget,
     RunStatusWidget,
     SidecarBannerWidget,
+    keep_within_width,
+    let_narrow,
 )
 from desktop.views.theme import ThemeController
 from desktop.views.thread_list import ThreadListWidget
@@ -163,6 +165,7 @@ class MainWindow(QMainWindow):
         docks: list[tuple[str, QWidget]] = [("Inbox", self.inbox_panel)]
         if self.coord is not None:
             self.run_tree = RunTreePanel(self.coord)
+            let_narrow(self.run_tree.title_label)  # a 200-character thread title fits
             docks.append(("Run tree", self.run_tree))
         built: list[QDockWidget] = []
         self.docks = built
@@ -260,6 +263,7 @@ class MainWindow(QMainWindow):
         thread = self.state.threads.get(thread_id)
         title = thread.title if thread else ""
         dialog = build_interrupt_dialog(interrupt, title, self, self._task_title(interrupt))
+        keep_within_width(dialog)
         dialog.thread_id = thread_id
         dialog.answered.connect(
             lambda interrupt_id, value: self._on_dialog_answered(

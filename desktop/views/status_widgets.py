@@ -42,10 +42,26 @@ def wrapping_label(text: str = "") -> QLabel:
     """A plain-text label that wraps and never widens its window (even for one long word)."""
     label = QLabel(text)
     label.setTextFormat(Qt.TextFormat.PlainText)
+    return let_narrow(label)
+
+
+def let_narrow(label: QLabel) -> QLabel:
+    """Make `label` wrap within the width it is given instead of asking for its text's width."""
     label.setWordWrap(True)
     label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     label.setMinimumWidth(1)
     return label
+
+
+LONG_LABEL = 80  # characters from which a label's text may not set its window's width
+
+
+def keep_within_width(root: QWidget, longer_than: int = LONG_LABEL) -> None:
+    """Let every label under `root` whose text is long wrap within the window's width (a
+    question, a body, a path of thousands of characters never makes a window wider)."""
+    for label in root.findChildren(QLabel):
+        if len(label.text()) > longer_than:
+            let_narrow(label)
 
 
 class RunStatusWidget(QWidget):

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.controller import SessionController
+from desktop.coord_controller import CoordController
 from desktop.models.session import SessionState
 from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.main_window import MainWindow
@@ -472,3 +473,26 @@ def test_questions_reloaded_with_a_thread_are_not_news(
     )
     assert window.state.inbox.count("t2") == 1
     assert shown == []
+
+
+def test_long_titles_and_bodies_never_widen_the_window_or_its_dialogs(
+    qtbot: QtBot, fake_sender: FakeSender
+):
+    state = SessionState()
+    window = MainWindow(
+        state, SessionController(fake_sender, state), coord=CoordController(fake_sender)
+    )
+    qtbot.addWidget(window)
+    window.resize(780, 560)
+    window.show()
+    qtbot.waitUntil(lambda: window.width() == 780, timeout=2000)
+    long_title = "T" * 200  # the longest title the protocol allows
+    window.state.add_thread(thread_info("t1", long_title))
+    window.controller.select_thread("t1")
+    interrupt = _approval().model_copy(update={"title": "V" * 300, "body": "W" * 3000})
+    with qtbot.waitSignal(window.interrupt_dialog_opened) as opened:
+        window.controller.handle_run_event(RunScript()(InterruptEvent(interrupt=interrupt)))
+    dialog = (opened.args or [])[0]
+    QApplication.processEvents()
+    assert window.width() == 780
+    assert dialog.width() <= 800
