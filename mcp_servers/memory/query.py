@@ -9,6 +9,7 @@ the words are OR-ed: any text gives a query that parses, ranked by bm25.
 from __future__ import annotations
 
 import re
+import sqlite3
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 MAX_TERMS = 24
@@ -35,3 +36,30 @@ def fts_query(text: str, *, max_terms: int = MAX_TERMS) -> str | None:
     if not terms:
         return None
     return " OR ".join(f'"{term}"' for term in terms)
+
+
+def terms_of(text: str, *, max_terms: int = MAX_TERMS) -> list[str]:
+    """The searchable words of `text` (lower case, no common words, no repeats)."""
+    match = fts_query(text, max_terms=max_terms)
+    return [] if match is None else [t.strip('"') for t in match.split(" OR ")]
+
+
+def selective_terms(
+    conn: sqlite3.Connection, table: str, terms: list[str], *, common: int = 1000
+) -> list[str]:
+    """The terms of `terms` that match fewer than `common` rows of FTS5 table `table`.
+
+    Ranking an OR query scores every row any of its terms matches: one word found in every
+    memory makes a search read them all. Such words say little about relevance anyway, so they
+    are left out when rarer ones remain (when none does, all are kept). Each probe reads at
+    most `common` row ids from the index.
+    """
+    rare: list[str] = []
+    for term in terms:
+        row = conn.execute(
+            f"SELECT COUNT(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?)",
+            (f'"{term}"', common),
+        ).fetchone()
+        if int(row[0]) < common:
+            rare.append(term)
+    return rare or terms

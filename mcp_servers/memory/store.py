@@ -29,7 +29,7 @@ from langgraph.store.base import PutOp
 from langgraph.store.sqlite import SqliteStore  # pyright: ignore[reportMissingTypeStubs]
 
 from .errors import MemoryErrorCode, MemoryRefusal
-from .query import fts_query
+from .query import selective_terms, terms_of
 
 Tier = Literal["thread", "channel", "workspace", "account"]
 Author = Literal["agent", "author"]
@@ -118,6 +118,9 @@ class Memory:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_FIELDS = tuple(f.name for f in fields(Memory))
 
 
 def check_tier(tier: str) -> Tier:
@@ -348,10 +351,11 @@ class MemoryStore:
         self, scope: Scope, query: str, *, tiers: Sequence[str] | None = None, limit: int = 10
     ) -> list[Memory]:
         """The memories of `scope` that best match `query` (bm25); any text is a valid query."""
-        match = fts_query(query)
+        terms = selective_terms(self.conn, "memory_fts", terms_of(query))
         prefixes = self._prefixes(scope, tiers)
-        if match is None or not prefixes:
+        if not terms or not prefixes:
             return []
+        match = " OR ".join(f'"{term}"' for term in terms)
         marks = ",".join("?" * len(prefixes))
         rows = self.conn.execute(
             "SELECT s.value FROM memory_fts f JOIN store s ON s.rowid = f.rowid"
@@ -405,7 +409,7 @@ def _value(memory: Memory) -> dict[str, Any]:
 
 def _memory(raw: str | bytes) -> Memory:
     data = cast(dict[str, Any], json.loads(raw))
-    return Memory(**{f.name: data[f.name] for f in fields(Memory) if f.name in data})
+    return Memory(**{name: data[name] for name in _FIELDS if name in data})
 
 
 def messages_source_check(conn: sqlite3.Connection) -> SourceCheck | None:

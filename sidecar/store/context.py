@@ -1,6 +1,8 @@
 """What a thread's context needs beyond its messages: compaction summaries (each naming the
-message range it covers), the thread's compaction setting and channel, and each turn's tokens
-and cost. The memories themselves live in LangGraph's store (`sidecar.graph.memory.parts`)."""
+message range it covers), the thread's compaction setting and channel, each turn's tokens and
+cost, and each thread's message count (kept by triggers, so a turn never counts 100,000 rows;
+filled once from the messages when the counter first appears). The memories themselves live
+in LangGraph's store (`sidecar.graph.memory.parts`)."""
 
 from __future__ import annotations
 
@@ -38,6 +40,22 @@ CREATE TABLE IF NOT EXISTS turn_usage (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS turn_usage_by_thread ON turn_usage(thread_id, created_at);
+CREATE TABLE IF NOT EXISTS thread_message_counts (
+    thread_id TEXT PRIMARY KEY,
+    messages INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS thread_message_counts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO thread_message_counts(thread_id, messages) VALUES (new.thread_id, 1)
+    ON CONFLICT(thread_id) DO UPDATE SET messages = messages + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS thread_message_counts_delete AFTER DELETE ON messages BEGIN
+    UPDATE thread_message_counts SET messages = messages - 1 WHERE thread_id = old.thread_id;
+END;
+INSERT OR REPLACE INTO thread_message_counts(thread_id, messages)
+    SELECT thread_id, COUNT(*) FROM messages
+    WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'thread_message_counts')
+    GROUP BY thread_id;
+INSERT OR IGNORE INTO meta(key, value) VALUES ('thread_message_counts', '1');
 """
 
 Compaction = Literal["auto", "off"]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcp_servers.memory import MemoryStore
-from sidecar.graph.memory.assemble import Sources
+from sidecar.graph.memory.assemble import RecentCache, Sources
 from sidecar.store import Store
 from sidecar.store.context import ContextRepo
 
@@ -19,8 +19,10 @@ class MemoryDeps:
     contexts: ContextRepo
     window: int | None = None
 
+    recent: RecentCache = field(default_factory=RecentCache)
+
     def sources(self, store: Store) -> Sources:
-        return Sources(store, self.memory, self.contexts)
+        return Sources(store, self.memory, self.contexts, self.recent)
 
 
 def build_memory_deps(store: Store, window: int | None = None) -> MemoryDeps:
