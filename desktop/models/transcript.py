@@ -54,6 +54,8 @@ class MessageEntry:
     seq: int | None = field(default=None, compare=False)
     chunks: list[str] = field(default_factory=list, compare=False, repr=False)
     chunk_chars: int = field(default=0, compare=False, repr=False)
+    rewritten: bool = field(default=False, compare=False, repr=False)
+    """The final message replaced the streamed text with different text."""
 
     def append(self, text: str) -> None:
         self.chunks.append(text)
@@ -346,7 +348,8 @@ class Transcript:
             entry = self._entries[row]
             assert isinstance(entry, MessageEntry)
             entry.settle()
-            entry.text = message.content or entry.text
+            if message.content and message.content != entry.text:
+                entry.text, entry.rewritten = message.content, True
             entry.message_id, entry.streaming = message.id, False
             self._changed(row, notify)
         elif message.content:

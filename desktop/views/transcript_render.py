@@ -80,7 +80,6 @@ class StreamingDocument:
         self.document.setDocumentMargin(0)
         self._splitter = BlockSplitter()
         self._tail_start = 0
-        self._rendered_any = False
         self.fed = 0
 
     def append(self, text: str) -> None:
@@ -100,21 +99,22 @@ class StreamingDocument:
         tail = self._splitter.finish()
         cursor = QTextCursor(self.document)
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        self._render_blocks(cursor, [tail] if tail.strip() else [])
+        self._render_blocks(cursor, [tail] if tail.strip() else [], last=True)
 
     def plain_text(self) -> str:
         return self.document.toPlainText()
 
-    def _render_blocks(self, cursor: QTextCursor, blocks: list[str]) -> None:
+    def _render_blocks(self, cursor: QTextCursor, blocks: list[str], *, last: bool = False) -> None:
+        """Replace the plain tail with `blocks` rendered, each in a block of its own; unless
+        `last`, leave an empty block for the next tail."""
         cursor.setPosition(self._tail_start)
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
         for block in blocks:
-            if self._rendered_any:
+            if cursor.block().length() > 1:
                 cursor.insertBlock()
             cursor.insertMarkdown(block)
-            self._rendered_any = True
-        if self._rendered_any:
+        if not last and cursor.block().length() > 1:
             cursor.insertBlock()
         self._tail_start = cursor.position()
 
@@ -153,12 +153,12 @@ class EntryDocuments:
 
     def end_stream(self, entry: MessageEntry) -> None:
         """The entry finished streaming: its streamed document becomes its document when it
-        holds the final text (rendered block by block), else the text is rendered anew."""
+        was fed the final text (rendered block by block), else the final text is rendered."""
         stream = self.streams.pop(id(entry), None)
         if stream is None:
             return
         stream.finish()
-        if "".join(entry.text.split()) == "".join(stream.plain_text().split()):
+        if not entry.rewritten and stream.fed == len(entry.text):
             self._remember(entry, stream.document)
 
     def document(self, entry: TranscriptEntry, width: int) -> QTextDocument:
@@ -269,7 +269,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         doc = self.docs.document(entry, width)
         body = math.ceil(doc.size().height())
         painter.save()
-        panel = QRectF(rect.adjusted(MARGIN, MARGIN // 2, -MARGIN, -MARGIN // 2))
+        header = self.docs.header_height if isinstance(entry, MessageEntry) else 0
+        full = QRect(rect.left(), rect.top(), rect.width(), body + header + 2 * PADDING + MARGIN)
+        panel = QRectF(full.adjusted(MARGIN, MARGIN // 2, -MARGIN, -MARGIN // 2))
         selected = bool(option.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
         if isinstance(entry, MessageEntry):
             colour = palette.color(QPalette.ColorRole.AlternateBase)
@@ -288,9 +290,15 @@ class TranscriptDelegate(QStyledItemDelegate):
         painter.translate(x, y)
         context = QAbstractTextDocumentLayout.PaintContext()
         context.palette.setColor(QPalette.ColorRole.Text, _text_colour(entry, palette))
-        shown = self.visible.intersected(rect) if self.visible.isValid() else QRect(rect)
-        context.clip = QRectF(shown.translated(-x, -y))  # only the visible part of a long answer
-        doc.documentLayout().draw(painter, context)
+        # Only the visible part of a long answer is drawn. Qt caps `rect`'s height at 32767 px,
+        # so the clip is taken from the viewport below the row's top, not from `rect`.
+        visible = self.visible if self.visible.isValid() else QRect(rect)
+        top = max(visible.top(), rect.top())
+        if visible.bottom() >= top:
+            context.clip = QRectF(
+                visible.left() - x, top - y, visible.width(), visible.bottom() - top + 1
+            )
+            doc.documentLayout().draw(painter, context)
         painter.restore()
         self._note_height(entry, width, body, index)
 
