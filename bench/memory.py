@@ -138,7 +138,7 @@ async def run() -> list[Line]:
         times: list[float] = []
         found = 0
         for i in range(RUNS):
-            vault, word = facts[i % FACTS]
+            _vault, word = facts[i % FACTS]
             elapsed, text = once(questions[i % FACTS])
             times.append(elapsed)
             if i < FACTS and word in text:
