@@ -52,7 +52,7 @@ class SettingsDialog(QDialog):
     stored key, typing replaces it, and "Forget the stored key" sends an empty key (removes it).
 
     With a `CoordController` a Profiles tab (`profiles_tab`) edits the subagent profiles; it
-    saves them itself (`profile/set`), apart from the General tab's Save."""
+    saves them itself (`profile/set`), apart from the Model tab's Save."""
 
     settings_submitted = Signal(object)
 
@@ -69,7 +69,7 @@ class SettingsDialog(QDialog):
         self._info: SettingsInfo | None = None
         self.folder_dialog: QFileDialog | None = None
         self.tabs = QTabWidget()
-        self.tabs.addTab(self._build_general(), "General")
+        self.tabs.addTab(self._build_general(), "Model")  # errors point to "Settings → Model"
         self.profiles_tab: ProfilesTabWidget | None = None
         if coord is not None:
             self.profiles_tab = ProfilesTabWidget(coord)

@@ -433,6 +433,7 @@ def test_settings_say_truthfully_where_the_key_comes_from(
     dialog = SettingsDialog(info)
     qtbot.addWidget(dialog)
     dialog.show()
+    assert dialog.tabs.tabText(0) == "Model"  # where model errors send the author
     assert says in dialog.key_status_label.text()
     assert dialog.forget_key_check.isVisible() is forget_shown
     if source != "keyring":
