@@ -27,6 +27,7 @@ from bench import (
     parse,
     ping,
     review_gate,
+    stream,
     subagents,
     turn,
 )
@@ -43,6 +44,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     memory.NAME: memory.run,
     subagents.NAME: subagents.run,
     parse.NAME: parse.run,
+    stream.NAME: stream.run,
     bundle.NAME: bundle.run,
     agents.NAME: agents.run,
     gui.NAME: gui.run,

@@ -39,6 +39,7 @@ from sidecar.runtime import ownership
 from sidecar.runtime.automation import Automation
 from sidecar.runtime.automation_settings import AutomationSettings
 from sidecar.runtime.clock import SystemClock
+from sidecar.runtime.emitter import GatedEventSink
 from sidecar.runtime.lanes import Lanes
 from sidecar.runtime.live import LiveInterrupts
 from sidecar.runtime.ownership import DataFolderInUseError
@@ -258,7 +259,7 @@ class SidecarApp:
         self.automation = AutomationSettings(data / "automation.json")
         self.runs = RunManager(
             self.store,
-            self._notify_run_event,
+            GatedEventSink(self._notify_run_event, writer),
             self._graph_factory,
             live=live,
             profiles=self.profiles.profiles,

@@ -21,6 +21,7 @@ import pydantic
 from dspy.utils.exceptions import LMError
 
 from sidecar.llm._history import UNTRUSTED_TAG
+from sidecar.llm._stream_engine import Capabilities, build_engines, streams_natively
 from sidecar.llm.types import LMConfig, ToolSpec
 
 _InputField = cast("Callable[..., Any]", dspy.InputField)  # pyright: ignore[reportUnknownMemberType]
@@ -140,20 +141,8 @@ def build_program(config: LMConfig, *, timeout_s: float, num_retries: int) -> Pr
     some providers through its own lm15 client), so capabilities come from LiteLLM's model map:
     known function-calling models get native tools, anything else DSPy's text tool calls.
     """
-    client: dict[str, Any] = {}
-    if config.api_base:
-        client["api_base"] = config.api_base
-    if config.api_key:
-        client["api_key"] = config.api_key
-    lm = dspy.LM(
-        config.model,
-        engine="litellm",
-        cache=False,
-        num_retries=num_retries,
-        timeout=timeout_s,
-        **client,
-    )
     _keep_litellm_off_stdout()
+    lm = _build_lm(config, timeout_s=timeout_s, num_retries=num_retries)
     try:
         native = bool(lm.supports_function_calling)
     except LMError:  # a provider LiteLLM cannot describe: the text path works with any model
@@ -165,12 +154,61 @@ def build_program(config: LMConfig, *, timeout_s: float, num_retries: int) -> Pr
     return Program(lm=lm, adapter=adapter, native=native)
 
 
+def _build_lm(config: LMConfig, *, timeout_s: float, num_retries: int) -> dspy.LM:
+    """OpenAI-compatible models stream through `CoalescingOpenAIEngine` (see its module for the
+    figures that chose it); every other provider through DSPy's LiteLLM engine."""
+    if streams_natively(config.model):
+        engine, async_engine = build_engines(
+            _capabilities(config.model),
+            api_key=config.api_key,
+            api_base=config.api_base,
+            timeout_s=timeout_s,
+        )
+        return dspy.LM(
+            config.model,
+            engine=engine,
+            async_engine=async_engine,
+            cache=False,
+            num_retries=num_retries,
+        )
+    client: dict[str, Any] = {}
+    if config.api_base:
+        client["api_base"] = config.api_base
+    if config.api_key:
+        client["api_key"] = config.api_key
+    return dspy.LM(
+        config.model,
+        engine="litellm",
+        cache=False,
+        num_retries=num_retries,
+        timeout=timeout_s,
+        **client,
+    )
+
+
+def _capabilities(model: str) -> Capabilities:
+    """LiteLLM's model map on `model`, as DSPy's LiteLLM engine would read it."""
+    probe = dspy.LM(model, engine="litellm")
+    try:
+        return Capabilities(
+            function_calling=bool(probe.supports_function_calling),
+            reasoning=bool(probe.supports_reasoning),
+            response_schema=bool(probe.supports_response_schema),
+            supported_params=frozenset(probe.supported_params),
+        )
+    except LMError:  # a model LiteLLM cannot describe: nothing declared, the text path
+        return Capabilities()
+
+
 def _keep_litellm_off_stdout() -> None:
     """LiteLLM `print`s help banners on errors unless told not to; the sidecar's stdout carries
     protocol frames only. DSPy sets the same flag when it first uses LiteLLM; this makes sure."""
     litellm: Any = importlib.import_module("litellm")
     litellm.suppress_debug_info = True
     litellm.telemetry = False
+    # Nobody reads LiteLLM's per-chunk logging objects (no callbacks, no spend logs); building
+    # them is most of its cost per streamed chunk.
+    litellm.disable_streaming_logging = True
 
 
 def _import_first_request_modules() -> None:

@@ -104,16 +104,70 @@ async def predict_step(
             prediction = await predictor.acall(**kwargs)  # pyright: ignore[reportUnknownMemberType]
         else:
             run = _streamify(dspy.Predict(signature))
+            guard = AnswerStream()
             async with aclosing(run(**kwargs)) as items:
                 async for item in items:
                     if isinstance(item, StreamResponse) and item.chunk:
-                        streamed.append(item.chunk)
-                        await on_token(item.chunk)
+                        if text := guard.push(item.chunk):
+                            streamed.append(text)
+                            await on_token(text)
                     elif isinstance(item, dspy.Prediction):
                         prediction = item
     if prediction is None:
         raise NoPredictionError("the model stream ended without a prediction")
+    if on_token is not None:
+        rest = _unstreamed_rest(prediction, streamed)
+        if rest:
+            streamed.append(rest)
+            await on_token(rest)
     return _outcome(prediction, tuple(streamed))
+
+
+_MARKER = "[[ ##"
+_MARKER_PREFIXES = tuple(_MARKER[:n] for n in range(len(_MARKER) - 1, 0, -1))
+
+
+class AnswerStream:
+    """DSPy's listener output made into exactly the text the parsed answer will hold.
+
+    The parsed answer has LF line ends, no surrounding whitespace and no field markers, while
+    the listener passes CRLF through and, when a model streams a few characters at a time,
+    leaks the start of the `[[ ## completed ## ]]` marker. So CRLF becomes LF, and whatever
+    might still turn out to be a line end, trailing whitespace or a marker is held until more
+    text shows what it is; from a marker on nothing is passed. What is held at the end is
+    covered by the parsed answer (`_unstreamed_rest`).
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._ended = False
+
+    def push(self, chunk: str) -> str:
+        """Take the listener's next chunk; return the text that may be shown now."""
+        if self._ended:
+            return ""
+        text = (self._held + chunk).replace("\r\n", "\n")
+        marker = text.find(_MARKER)
+        if marker >= 0:
+            text = text[:marker]
+            self._ended = True
+        cut = len(text.rstrip())
+        for prefix in _MARKER_PREFIXES:
+            if text.endswith(prefix, 0, cut):
+                cut = len(text[: cut - len(prefix)].rstrip())
+                break
+        self._held = text[cut:]
+        return text[:cut]
+
+
+def _unstreamed_rest(prediction: dspy.Prediction, streamed: list[str]) -> str:
+    """The end of the answer the listener never passed on (it does not stream an answer that
+    arrived in one chunk with its field markers), so the streamed text is the whole answer."""
+    answer = cast(object, prediction.get("answer"))  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(answer, str):
+        return ""
+    sent = "".join(streamed)
+    return answer[len(sent) :] if answer.startswith(sent) else ""
 
 
 def _streamify(predictor: dspy.Predict) -> Callable[..., AsyncGenerator[object, None]]:

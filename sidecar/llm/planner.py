@@ -120,7 +120,8 @@ class DspyPlanner:
 
 
 async def aclose_model_clients() -> None:
-    """Close every async HTTP client LiteLLM has cached (all planners share them).
+    """Close every async HTTP client LiteLLM has cached (all planners share them), and those of
+    the OpenAI-compatible streaming engines.
 
     LiteLLM keeps one client per provider and event loop for the life of the process; call this
     once at sidecar shutdown, on the loop that made the requests (tests call it per test), so no
@@ -129,6 +130,9 @@ async def aclose_model_clients() -> None:
     litellm: Any = sys.modules.get("litellm")
     if litellm is not None:
         await litellm.close_litellm_async_clients()
+    engines: Any = sys.modules.get("sidecar.llm._stream_engine")
+    if engines is not None:
+        await engines.aclose_all()
 
 
 async def _decision(

@@ -91,7 +91,11 @@ _INTERNAL_CHUNKS = frozenset({"usage"})
 
 
 def _forward(emit: RunEmitter, chunk: Any) -> None:
-    if chunk.get("type") in _INTERNAL_CHUNKS:
+    kind = chunk.get("type")
+    if kind in _INTERNAL_CHUNKS:
+        return
+    if kind == "token" and isinstance(text := chunk.get("text"), str):
+        emit.token(text)  # the hot path of a stream: no validation, coalesced by the emitter
         return
     try:
         emit(graph_event(chunk))

@@ -1,13 +1,32 @@
-"""Numbering, persisting and publishing one run's events."""
+"""Numbering, persisting and publishing one run's events; streamed text is coalesced.
+
+A model streams hundreds to thousands of tokens a second, and one `run/event` per token costs
+the sidecar and the window far more than the text itself. `RunEmitter.token` coalesces: the
+first token after a quiet spell goes out at once; tokens arriving within `TOKEN_WINDOW_S` of the
+last sent token event are joined into the next one, which leaves when the window closes or when
+the pending text reaches `TOKEN_MAX_CHARS`. Any other event sends the pending text first, so the
+order of events is kept, and nothing already handed to `token` is ever dropped: a cancelled run
+sends its pending text before `run_cancelled`.
+
+Back-pressure: when the sink reports that the wire is congested (a `FlowGate`, e.g. the stdio
+writer while the window is not reading), pending text is held and keeps growing by its own size
+only (not by one frame per token) until the gate calls back; then it leaves as one event.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
-from sidecar.protocol import RunEventBody, RunEventParams
+from sidecar.protocol import RunEventBody, RunEventParams, Token
 from sidecar.store import Store
 
 EventSink = Callable[[RunEventParams], None]
+
+TOKEN_WINDOW_S = 0.012
+TOKEN_MAX_CHARS = 16 * 1024
 
 # Token events are the stream of the answer, which persist writes whole; storing each token
 # would make a turn's storage grow with its length for nothing.
@@ -15,16 +34,132 @@ EventSink = Callable[[RunEventParams], None]
 _EPHEMERAL = frozenset({"token", "tool_progress", "subagent_event"})
 
 
+@runtime_checkable
+class FlowGate(Protocol):
+    """A wire that can say it is full, and call back once it has room again."""
+
+    def congested(self) -> bool: ...
+
+    def when_ready(self, callback: Callable[[], None]) -> None: ...
+
+
+@runtime_checkable
+class GatedSink(FlowGate, Protocol):
+    """An event sink that is also the flow gate of the wire it writes to."""
+
+    def __call__(self, params: RunEventParams) -> None: ...
+
+
+class GatedEventSink:
+    """An event sink paired with the flow gate of the wire it ends on."""
+
+    def __init__(self, sink: EventSink, gate: FlowGate) -> None:
+        self._sink = sink
+        self._gate = gate
+
+    def __call__(self, params: RunEventParams) -> None:
+        self._sink(params)
+
+    def congested(self) -> bool:
+        return self._gate.congested()
+
+    def when_ready(self, callback: Callable[[], None]) -> None:
+        self._gate.when_ready(callback)
+
+
 class RunEmitter:
-    def __init__(self, store: Store, sink: EventSink, run_id: str, thread_id: str) -> None:
+    def __init__(
+        self,
+        store: Store,
+        sink: EventSink,
+        run_id: str,
+        thread_id: str,
+        *,
+        gate: FlowGate | None = None,
+        window_s: float = TOKEN_WINDOW_S,
+        max_chars: int = TOKEN_MAX_CHARS,
+    ) -> None:
         self._store = store
         self._sink = sink
         self.run_id = run_id
         self.thread_id = thread_id
         self._seq = 0
+        self._gate = gate if gate is not None else (sink if isinstance(sink, GatedSink) else None)
+        self._window_s = window_s
+        self._max_chars = max_chars
+        self._pending: list[str] = []
+        self._pending_chars = 0
+        self._next_send = 0.0  # monotonic time before which a token waits for company
+        self._timer: asyncio.TimerHandle | None = None
+        self._waiting_on_gate = False
 
     def __call__(self, event: RunEventBody) -> None:
-        params = RunEventParams(
+        if event.type == "token":
+            self.token(event.text)  # pyright: ignore[reportAttributeAccessIssue]
+            return
+        self.flush()
+        self._publish(event)
+
+    def token(self, text: str) -> None:
+        """Stream answer text: sent now when the wire is idle, else joined to the next event."""
+        if not text:
+            return
+        self._pending.append(text)
+        self._pending_chars += len(text)
+        if self._waiting_on_gate:
+            return
+        full = self._pending_chars >= self._max_chars
+        if self._timer is not None and not full:
+            return
+        now = time.monotonic()
+        if now >= self._next_send or full:
+            if not self._held_by_gate():
+                self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(
+                self._next_send - now, self._on_window_closed
+            )
+
+    def flush(self) -> None:
+        """Send the pending text now (before another event, or at the end of the run)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._pending:
+            self._send_pending(time.monotonic())
+
+    def _on_window_closed(self) -> None:
+        self._timer = None
+        if self._held_by_gate():
+            return
+        if self._pending:
+            self._send_pending(time.monotonic())
+
+    def _held_by_gate(self) -> bool:
+        """True (and a callback registered) while the wire is congested."""
+        gate = self._gate
+        if gate is None or not gate.congested():
+            return False
+        if not self._waiting_on_gate:
+            self._waiting_on_gate = True
+            gate.when_ready(self._on_gate_ready)
+        return True
+
+    def _on_gate_ready(self) -> None:
+        self._waiting_on_gate = False
+        if self._timer is None and self._pending:
+            self._send_pending(time.monotonic())
+
+    def _send_pending(self, now: float) -> None:
+        text = "".join(self._pending)
+        self._pending.clear()
+        self._pending_chars = 0
+        self._next_send = now + self._window_s
+        self._publish(Token.model_construct(text=text))
+
+    def _publish(self, event: RunEventBody) -> None:
+        # Built without validation: every event here is already a typed wire model.
+        params = RunEventParams.model_construct(
             run_id=self.run_id, thread_id=self.thread_id, seq=self._seq, event=event
         )
         self._seq += 1

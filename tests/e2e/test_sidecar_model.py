@@ -50,7 +50,8 @@ async def test_the_model_reads_a_file_and_its_answer_streams_in_tokens(
     answer = "Your notes say the river is wide, and that is all they say."
     model.push(
         Reply.tool_call("workspace__read", {"path": "notes.md"}),
-        Reply.text(answer_text(answer), chunk_size=6),
+        # Pauses far longer than the coalescing window: the answer arrives in several events.
+        Reply.text(answer_text(answer), chunk_size=16, chunk_delay=0.3),
     )
     thread = await agent.call("thread/create", {})
     run = await agent.call(

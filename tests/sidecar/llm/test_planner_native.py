@@ -105,11 +105,12 @@ async def test_parallel_tool_calls_keep_their_order_and_ids(
     assert decision.text == "Reading both files."
 
 
-async def test_the_final_answer_streams_in_several_tokens(
+async def test_the_final_answer_streams_in_pieces_as_the_model_sends_it(
     chat_server: ScriptedModelServer, make_planner: PlannerFactory
 ) -> None:
     answer = "The file has two sections.\n\nThe second one lists *three* open questions."
-    chat_server.push(Reply.text(answer_text(answer), chunk_size=4))
+    # A pause between the model's chunks far longer than the coalescing window.
+    chat_server.push(Reply.text(answer_text(answer), chunk_size=24, chunk_delay=0.3))
     tokens: list[str] = []
 
     async def sink(text: str) -> None:
@@ -119,8 +120,26 @@ async def test_the_final_answer_streams_in_several_tokens(
 
     assert decision.kind == "answer"
     assert decision.text == answer
-    assert len(tokens) > 5
+    assert len(tokens) >= 2
     assert "".join(tokens) == answer
+
+
+async def test_a_fast_stream_is_coalesced_into_fewer_pieces_and_loses_nothing(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    answer = "Ünïcödé 😀 and 日本語,\nline two,\n\nand the end. " * 20
+    answer = answer.strip()
+    chat_server.push(Reply.text(answer_text(answer), chunk_size=1))
+    tokens: list[str] = []
+
+    async def sink(text: str) -> None:
+        tokens.append(text)
+
+    decision = await make_planner().decide([ChatTurn("user", "Go")], TOOLS, sink)
+
+    assert decision.text == answer
+    assert "".join(tokens) == answer
+    assert len(tokens) < len(answer)  # one SSE event per character, far fewer pieces
 
 
 async def test_a_plain_text_reply_without_field_markers_is_taken_as_the_answer(

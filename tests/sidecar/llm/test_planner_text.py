@@ -64,11 +64,11 @@ async def test_the_text_path_sends_no_tools_parameter_but_describes_the_tools(
     assert '"required": ["path", "text"]' in prompt
 
 
-async def test_a_text_answer_streams_in_several_tokens(
+async def test_a_text_answer_streams_in_pieces_as_the_model_sends_it(
     chat_server: ScriptedModelServer, make_planner: PlannerFactory
 ) -> None:
     answer = "Chapter one opens with a storm.\n\nChapter two is still empty."
-    chat_server.push(Reply.text(text_reply(answer), chunk_size=5))
+    chat_server.push(Reply.text(text_reply(answer), chunk_size=24, chunk_delay=0.3))
     tokens: list[str] = []
 
     async def sink(text: str) -> None:
@@ -77,7 +77,7 @@ async def test_a_text_answer_streams_in_several_tokens(
     decision = await make_planner(TEXT_MODEL).decide([ChatTurn("user", "Summarise")], TOOLS, sink)
 
     assert (decision.kind, decision.text, decision.tool_calls) == ("answer", answer, ())
-    assert len(tokens) > 5
+    assert len(tokens) >= 2
     assert "".join(tokens) == answer
 
 

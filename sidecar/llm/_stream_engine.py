@@ -1,0 +1,301 @@
+"""A DSPy engine that streams OpenAI-compatible chat completions cheaply, by the openai SDK.
+
+Why: measured with `python -m bench stream` on the 2-core development machine, the sidecar spent
+about 580 µs of CPU per streamed token through DSPy's LiteLLM engine (LiteLLM's stream wrapper,
+then DSPy's listener, LangGraph's stream and the wire, once per token), where the openai SDK
+alone spends about 100 µs per chunk of the same stream. `litellm.disable_streaming_logging`
+and coalescing on the wire do not move that floor: LiteLLM's own per-chunk work stays.
+The figures before and after are in bench/NOTES-stream.md.
+
+What: `CoalescingOpenAIEngine` (an `AsyncEngine` in DSPy 3.4's terms) sends the request through
+the official openai SDK (its client, authentication, base URL, timeouts and HTTP errors) but reads
+the reply's server-sent events itself:
+
+- every `data:` line is decoded once with `json.loads`; a chunk that carries only answer text is
+  not turned into any object: its text is joined with the text of the chunks read with it;
+- the socket is read at most once every `READ_WINDOW_S`: the first read after a quiet spell is
+  passed on at once, later ones collect what arrived meanwhile. So DSPy's stream listener,
+  LangGraph and the wire see one chunk per window, however fast the model streams, and nothing
+  is held back longer than one window;
+- any other chunk (tool-call fragments, the finish reason, usage) first releases the joined
+  text, then goes through DSPy's own chunk mapping (`_ChatStream` of its LiteLLM engine), so the
+  assembled response is exactly what DSPy's LiteLLM engine would assemble.
+
+Non-streamed calls (a subagent's turn) and every provider other than `openai/` go through DSPy's
+LiteLLM engine unchanged.
+"""
+
+# DSPy ships no type information (no py.typed); its API is narrowed to typed values right here.
+# pyright: reportMissingTypeStubs=false, reportUnknownMemberType=false
+# pyright: reportUnknownVariableType=false, reportUnknownArgumentType=false
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import weakref
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import openai
+from dspy import lm15
+from dspy.clients._litellm import get_litellm
+from dspy.clients.engines import litellm_engine
+from dspy.clients.engines.litellm_engine import AsyncLiteLLMEngine, LiteLLMEngine
+from dspy.clients.engines.litellm_errors import to_lm15_error
+from dspy.clients.lm15_boundary import request_kwargs
+
+from sidecar.protocol.ndjson import LineSplitter, LineTooLongError
+
+# DSPy's own mapping of OpenAI chunks to its stream events (private, but it is what its LiteLLM
+# engine assembles responses with; reusing it keeps the two engines' responses identical).
+_ChatStream: Any = getattr(litellm_engine, "_ChatStream")  # noqa: B009
+
+READ_WINDOW_S = 0.010
+_MAX_EVENT_BYTES = 16 * 1024 * 1024
+_OPENAI_PREFIX = "openai/"
+_TEXT_DELTA_KEYS = frozenset({"content", "role"})
+_OPEN: weakref.WeakSet[CoalescingOpenAIEngine] = weakref.WeakSet()
+
+
+def streams_natively(model: str) -> bool:
+    """True for models this engine streams itself (LiteLLM's `openai/` provider)."""
+    return model.startswith(_OPENAI_PREFIX)
+
+
+class DeclaredLiteLLMEngine(LiteLLMEngine):
+    """DSPy's sync LiteLLM engine (required beside an async one, unused by the planner) carrying
+    the model's capabilities: DSPy reads them from a custom engine, not from LiteLLM's model map,
+    and the adapter sends native tools only to a model said to support function calling."""
+
+    def __init__(self, capabilities: Capabilities, **options: Any) -> None:
+        super().__init__(**options)
+        self.supports_function_calling = capabilities.function_calling
+        self.supports_reasoning = capabilities.reasoning
+        self.supports_response_schema = capabilities.response_schema
+        self.supported_params = capabilities.supported_params
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What LiteLLM's model map says of a model (read from a LiteLLM-backed `dspy.LM`)."""
+
+    function_calling: bool = False
+    reasoning: bool = False
+    response_schema: bool = False
+    supported_params: frozenset[str] = frozenset()
+
+
+def build_engines(
+    capabilities: Capabilities, *, api_key: str | None, api_base: str | None, timeout_s: float
+) -> tuple[DeclaredLiteLLMEngine, CoalescingOpenAIEngine]:
+    """The sync engine DSPy requires and the async one the planner streams through."""
+    options: dict[str, Any] = {"timeout": timeout_s}
+    if api_key:
+        options["api_key"] = api_key
+    if api_base:
+        options["api_base"] = api_base
+    return DeclaredLiteLLMEngine(capabilities, **options), CoalescingOpenAIEngine(
+        api_key=api_key, api_base=api_base, timeout_s=timeout_s
+    )
+
+
+class _TextRun:
+    """Answer text of consecutive text-only chunks, joined, and the first of them as a shape."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.shape: dict[str, Any] | None = None
+
+    def add(self, chunk: dict[str, Any], text: str) -> None:
+        if self.shape is None:
+            self.shape = chunk
+        self.parts.append(text)
+
+    def take(self) -> dict[str, Any] | None:
+        """One chunk with all the text, or None when there is none; the run is emptied."""
+        shape = self.shape
+        if shape is None:
+            return None
+        text = "".join(self.parts)
+        self.parts.clear()
+        self.shape = None
+        choice = {"index": 0, "delta": {"content": text}, "finish_reason": None}
+        return {**shape, "choices": [choice]}
+
+
+def _text_only(chunk: dict[str, Any]) -> str | None:
+    """The text of a chunk that carries nothing but answer text, else None."""
+    choices = chunk.get("choices")
+    if chunk.get("usage") or not isinstance(choices, list) or len(choices) != 1:  # pyright: ignore[reportUnknownArgumentType]
+        return None
+    choice: Any = choices[0]
+    if not isinstance(choice, dict) or choice.get("finish_reason") is not None:  # pyright: ignore[reportUnknownMemberType]
+        return None
+    delta: Any = choice.get("delta")  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(delta, dict) or not delta.keys() <= _TEXT_DELTA_KEYS:  # pyright: ignore[reportUnknownMemberType]
+        return None
+    text: Any = delta.get("content")  # pyright: ignore[reportUnknownMemberType]
+    return text if isinstance(text, str) else None
+
+
+def _sse_chunks(lines: list[bytes | LineTooLongError]) -> Iterator[dict[str, Any] | None]:
+    """The JSON chunks of `data:` lines; None for `[DONE]`. Other SSE fields are skipped."""
+    for line in lines:
+        if isinstance(line, LineTooLongError):
+            raise lm15.ProviderError(f"a streamed event was too large: {line}")
+        if not line.startswith(b"data:"):
+            continue
+        data = line[5:].strip()
+        if data == b"[DONE]":
+            yield None
+            continue
+        try:
+            value = json.loads(data)
+        except ValueError as exc:
+            raise lm15.ProviderError(f"the stream sent a malformed event: {exc}") from exc
+        if isinstance(value, dict):
+            if "error" in value:
+                raise lm15.ProviderError(f"the stream reported an error: {value['error']}")
+            yield value
+
+
+class _Inbox:
+    """Reads the response body in a task of its own into one buffer, so the stream is taken
+    off the socket as fast as it comes while its consumer passes it on once per window."""
+
+    def __init__(self, raw: AsyncIterator[bytes]) -> None:
+        self._raw = raw
+        self._buffer = bytearray()
+        self._ended = False
+        self._error: BaseException | None = None
+        self.arrived = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> _Inbox:
+        self._task = asyncio.ensure_future(self._read())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            # Shielded: a cancelled anyio scope (DSPy's) would cancel this wait at once.
+            with anyio.CancelScope(shield=True), contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _read(self) -> None:
+        try:
+            async for data in self._raw:
+                self._buffer += data
+                self.arrived.set()
+        except Exception as exc:  # handed to the consumer, which raises it in its own task
+            self._error = exc
+        self._ended = True
+        self.arrived.set()
+
+    def take(self) -> tuple[bytes, bool]:
+        """Everything read so far, and whether the body has ended.
+
+        Raises:
+            Exception: whatever reading the body raised.
+        """
+        data = bytes(self._buffer)
+        self._buffer.clear()
+        self.arrived.clear()
+        if self._error is not None:
+            raise self._error
+        return data, self._ended
+
+
+class CoalescingOpenAIEngine:
+    """See the module docstring. `complete` is DSPy's LiteLLM engine's."""
+
+    def __init__(self, *, api_key: str | None, api_base: str | None, timeout_s: float) -> None:
+        options: dict[str, Any] = {"timeout": timeout_s}
+        if api_key:
+            options["api_key"] = api_key
+        if api_base:
+            options["api_base"] = api_base
+        self._fallback = AsyncLiteLLMEngine(**options)
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key or "none", base_url=api_base or None, timeout=timeout_s, max_retries=0
+        )
+        _OPEN.add(self)
+
+    async def complete(self, request: lm15.Request) -> lm15.Response:
+        return await self._fallback.complete(request)
+
+    async def stream(self, request: lm15.Request) -> AsyncIterator[Any]:
+        body = request_kwargs(request, "chat")
+        body["stream_options"] = {"include_usage": True}
+        model = request.model.removeprefix(_OPENAI_PREFIX)
+        codec = _ChatStream(request)
+        try:
+            async with self._client.chat.completions.with_streaming_response.create(
+                model=model, stream=True, **body
+            ) as response:
+                try:
+                    async for event in self._events(response.http_response.aiter_raw(), codec):
+                        yield event
+                finally:
+                    # Close the connection even under a cancelled scope, so a cancelled turn
+                    # hangs up on the model at once.
+                    with anyio.CancelScope(shield=True):
+                        await response.close()
+        except (lm15.LM15Error, asyncio.CancelledError):
+            raise
+        except openai.APITimeoutError as exc:
+            raise lm15.TimeoutError(str(exc)) from exc
+        except openai.APIConnectionError as exc:
+            raise lm15.TransportError(str(exc)) from exc
+        except openai.APIError as exc:
+            raise to_lm15_error(exc, model=request.model, provider="openai") from exc
+        yield codec.finish(get_litellm(feature="LiteLLM engine streaming"))
+
+    async def _events(self, raw: AsyncIterator[bytes], codec: Any) -> AsyncIterator[Any]:
+        litellm = get_litellm(feature="LiteLLM engine streaming")
+        splitter = LineSplitter(_MAX_EVENT_BYTES)
+        text = _TextRun()
+        last_pass = 0.0
+        async with _Inbox(raw) as inbox:
+            done = False
+            while not done:
+                await inbox.arrived.wait()
+                wait = last_pass + READ_WINDOW_S - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)  # the window: let more arrive before passing on
+                last_pass = time.monotonic()
+                data, done = inbox.take()
+                lines = splitter.feed(data)
+                if done:
+                    lines += splitter.finish()
+                for chunk in _sse_chunks(lines):
+                    if chunk is None:
+                        done = True
+                        break
+                    piece = _text_only(chunk)
+                    if piece is not None:
+                        text.add(chunk, piece)
+                        continue
+                    for pending in (text.take(), chunk):
+                        if pending is not None:
+                            for event in codec.feed(litellm.ModelResponseStream(**pending)):
+                                yield event
+                joined = text.take()
+                if joined is not None:
+                    for event in codec.feed(litellm.ModelResponseStream(**joined)):
+                        yield event
+
+    async def aclose(self) -> None:
+        """Close the SDK's connections (on the loop that used them); the engine stays usable."""
+        await self._client.close()
+
+
+async def aclose_all() -> None:
+    """Close the connections of every engine built so far (sidecar shutdown, tests)."""
+    for engine in list(_OPEN):
+        await engine.aclose()
