@@ -22,6 +22,7 @@ from desktop.controller import SessionController
 from desktop.coord_controller import CoordController
 from desktop.ipc.client import RpcClient
 from desktop.ipc.process import SidecarProcess, build_sidecar_process
+from desktop.memory_controller import MemoryController
 from desktop.models.servers import ServersState
 from desktop.models.session import SessionState
 from desktop.servers_controller import ServersController
@@ -76,7 +77,9 @@ def build_desktop(
     coord = CoordController(client)
     client.run_event_received.connect(coord.handle_run_event)
     client.initialized.connect(lambda _result: coord.reload())
-    window = MainWindow(state, controller, process, servers=servers, coord=coord)
+    memory = MemoryController(client)
+    client.run_event_received.connect(memory.handle_run_event)
+    window = MainWindow(state, controller, process, servers=servers, coord=coord, memory=memory)
     composer = ComposerController(client)
     client.initialized.connect(lambda _result: composer.refresh_prompts())
     client.server_status_received.connect(composer.handle_status)

@@ -25,6 +25,7 @@ from desktop.controller import SessionController
 from desktop.coord_controller import CoordController
 from desktop.ipc.pending import PendingRequest
 from desktop.ipc.process import SidecarProcess
+from desktop.memory_controller import MemoryController
 from desktop.models.session import SessionState
 from desktop.servers_controller import ServersController
 from desktop.views.about_dialog import AboutDialog
@@ -36,6 +37,7 @@ from desktop.views.interrupt_dialogs import (
     ReplyAwareDialog,
     build_interrupt_dialog,
 )
+from desktop.views.memory_panel import MemoryPanelDialog
 from desktop.views.menus import MenuActions, build_menu_bar
 from desktop.views.message_hold import MessageHold
 from desktop.views.notifier import Notifier, RunNotices
@@ -100,11 +102,14 @@ class MainWindow(QMainWindow):
         servers: ServersController | None = None,
         coord: CoordController | None = None,
         preferences: QSettings | None = None,
+        memory: MemoryController | None = None,
     ) -> None:
         super().__init__(parent)
         self.preferences = preferences if preferences is not None else app_settings()
         self.servers = servers
         self.coord = coord
+        self.memory = memory
+        self.memory_panel: MemoryPanelDialog | None = None
         self._open_newest_timer = QTimer(self)
         self._open_newest_timer.setSingleShot(True)
         self._open_newest_timer.setInterval(0)  # after a burst of interrupts, the newest
@@ -197,6 +202,10 @@ class MainWindow(QMainWindow):
         self.grants_action.setEnabled(self.servers is not None)
         toolbar.addAction(self.servers_action)
         toolbar.addAction(self.grants_action)
+        self.memory_action = QAction("Memory", self)
+        self.memory_action.setToolTip("Memories, what the agent saw, identity files")
+        self.memory_action.setEnabled(self.memory is not None)
+        toolbar.addAction(self.memory_action)
         self.inbox_button = InterruptInboxWidget(self.state.inbox)
         toolbar.addWidget(self.inbox_button)
 
@@ -213,6 +222,7 @@ class MainWindow(QMainWindow):
         self.settings_action.triggered.connect(self.open_settings)
         self.servers_action.triggered.connect(self.open_servers)
         self.grants_action.triggered.connect(self.open_grants)
+        self.memory_action.triggered.connect(self.open_memory)
         self._connect_menus()
         self.inbox_button.interrupt_activated.connect(self.open_interrupt)
         self.inbox_panel.interrupt_activated.connect(self.open_interrupt)
@@ -373,6 +383,19 @@ class MainWindow(QMainWindow):
         self.grants_panel.show()
         self.grants_panel.raise_()
         return self.grants_panel
+
+    def open_memory(self) -> MemoryPanelDialog | None:
+        """Show the Memory panel (non-modal) for the selected thread and reload it."""
+        if self.memory is None:
+            return None
+        if self.memory_panel is None:
+            self.memory_panel = MemoryPanelDialog(
+                self.memory, lambda: self.state.selected_thread_id, self
+            )
+        self.memory_panel.refresh()
+        self.memory_panel.show()
+        self.memory_panel.raise_()
+        return self.memory_panel
 
     def open_about(self) -> AboutDialog:
         """Help → About: the versions of the app, protocol, Python and Qt."""

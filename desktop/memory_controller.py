@@ -1,0 +1,107 @@
+"""`MemoryController`: the Memory panel's requests, and memory run events as state.
+
+Never waits: each method sends one request and returns its `PendingRequest`; replies update
+`MemoryState`. `context` and `memory` run events are kept per thread, so the panel can show
+what the agent saw on each turn and which memories it saved or forgot.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from desktop.ipc.pending import PendingRequest, RequestSender, ResultCallback
+from desktop.models.emitter import Emitter
+from desktop.models.memory import MemoryState
+from sidecar.protocol import ErrorObject, RunEventParams, WireModel
+from sidecar.protocol.memory import (
+    ContextEvent,
+    IdentityGetParams,
+    IdentityGetResult,
+    IdentitySetParams,
+    MemoryEvent,
+    MemoryKeyParams,
+    MemoryListParams,
+    MemoryListResult,
+    MemoryTier,
+    MemoryUpdateParams,
+    MemoryWriteParams,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class MemoryController:
+    """Events: error_reported(str)."""
+
+    def __init__(self, sender: RequestSender, state: MemoryState | None = None) -> None:
+        self.error_reported: Emitter[[str]] = Emitter()
+        self._sender = sender
+        self.state = state if state is not None else MemoryState()
+        self._last_list: MemoryListParams | None = None
+
+    def handle_run_event(self, params: RunEventParams) -> None:
+        event = params.event
+        if isinstance(event, ContextEvent):
+            self.state.add_context(params.thread_id, params.run_id, event)
+        elif isinstance(event, MemoryEvent):
+            self.state.add_change(params.thread_id, params.run_id, event)
+
+    def refresh(
+        self, thread_id: str, tier: MemoryTier | None = None, query: str | None = None
+    ) -> PendingRequest:
+        params = MemoryListParams(thread_id=thread_id, tier=tier, query=query or None)
+        self._last_list = params
+        return self._send("memory/list", params, "Listing memories", self._on_list)
+
+    def write(self, thread_id: str, tier: MemoryTier, text: str, pinned: bool) -> PendingRequest:
+        params = MemoryWriteParams(thread_id=thread_id, tier=tier, text=text, pinned=pinned)
+        return self._send("memory/write", params, "Saving the memory", self._reload)
+
+    def update(
+        self,
+        thread_id: str,
+        key: str,
+        *,
+        text: str | None = None,
+        tier: MemoryTier | None = None,
+        pinned: bool | None = None,
+    ) -> PendingRequest:
+        params = MemoryUpdateParams(
+            thread_id=thread_id, key=key, text=text, tier=tier, pinned=pinned
+        )
+        return self._send("memory/update", params, "Changing the memory", self._reload)
+
+    def forget(self, thread_id: str, key: str) -> PendingRequest:
+        params = MemoryKeyParams(thread_id=thread_id, key=key)
+        return self._send("memory/forget", params, "Forgetting the memory", self._reload)
+
+    def load_identity(self) -> PendingRequest:
+        return self._send(
+            "identity/get", IdentityGetParams(), "Reading identity files", self._on_identity
+        )
+
+    def save_identity(self, path: str, text: str) -> PendingRequest:
+        params = IdentitySetParams.model_validate({"path": path, "text": text})
+        return self._send("identity/set", params, f"Saving {path}", self._reload_identity)
+
+    def _on_list(self, result: MemoryListResult) -> None:
+        self.state.set_memories(result.memories)
+
+    def _on_identity(self, result: IdentityGetResult) -> None:
+        self.state.set_identity(result.workspace, result.files)
+
+    def _reload_identity(self, _result: object) -> None:
+        self.load_identity()
+
+    def _reload(self, _result: object) -> None:
+        if self._last_list is not None:
+            self._send("memory/list", self._last_list, "Listing memories", self._on_list)
+
+    def _send(
+        self, method: str, params: WireModel, what: str, on_result: ResultCallback | None = None
+    ) -> PendingRequest:
+        def on_error(error: ErrorObject) -> None:
+            logger.warning("%s failed: %s (%s)", what, error.message, error.code)
+            self.error_reported.emit(f"{what} failed: {error.message}")
+
+        return self._sender.request(method, params).then(on_result, on_error)

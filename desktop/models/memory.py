@@ -1,0 +1,84 @@
+"""What the Memory panel shows: the memories of a tier, each turn's context report ("what the
+agent saw") and the memories saved or forgotten during turns. Plain Python, no Qt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from desktop.models.emitter import Emitter
+from sidecar.protocol.memory import ContextEvent, IdentityFileInfo, MemoryEvent, MemoryInfo
+
+MAX_REPORTS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class TurnReport:
+    """One turn's context report and the memory changes of that turn (the transcript chips)."""
+
+    run_id: str
+    context: ContextEvent
+    changes: tuple[MemoryEvent, ...] = ()
+
+
+def describe_change(event: MemoryEvent) -> str:
+    """A chip's text: "Saved (account): The editor is Zofia." or why it failed."""
+    if event.error:
+        return f"Not saved: {event.error}"
+    memory = event.memory
+    text = memory.text if memory is not None else event.key
+    tier = f" ({memory.tier})" if memory is not None else ""
+    return f"{event.action.capitalize()}{tier}: {text}"
+
+
+def describe_context(report: ContextEvent) -> list[str]:
+    """Lines of a context chip's detail: each part, in or out, with tokens and why."""
+    lines = [
+        f"{report.used} of {report.budget} tokens (window {report.window}, {report.tokenizer})"
+    ]
+    for item in report.items:
+        mark = "in " if item.included else "out"
+        lines.append(f"[{mark}] {item.kind}: {item.label} — {item.tokens} tokens, {item.reason}")
+    if report.compaction is not None:
+        done = "compacted" if report.compaction.performed else "not compacted"
+        lines.append(f"Compaction: {done} — {report.compaction.reason}")
+    lines += [f"Warning: {w}" for w in report.warnings]
+    return lines
+
+
+@dataclass
+class MemoryState:
+    """Events: `memories_changed()`, `reports_changed(thread_id)`, `identity_changed()`."""
+
+    memories: tuple[MemoryInfo, ...] = ()
+    identity: tuple[IdentityFileInfo, ...] = ()
+    workspace: str = ""
+    reports: dict[str, list[TurnReport]] = field(default_factory=dict)
+    memories_changed: Emitter[[]] = field(default_factory=Emitter)
+    reports_changed: Emitter[[str]] = field(default_factory=Emitter)
+    identity_changed: Emitter[[]] = field(default_factory=Emitter)
+
+    def set_memories(self, memories: tuple[MemoryInfo, ...]) -> None:
+        self.memories = memories
+        self.memories_changed.emit()
+
+    def set_identity(self, workspace: str, files: tuple[IdentityFileInfo, ...]) -> None:
+        self.workspace, self.identity = workspace, files
+        self.identity_changed.emit()
+
+    def add_context(self, thread_id: str, run_id: str, event: ContextEvent) -> None:
+        reports = self.reports.setdefault(thread_id, [])
+        reports.append(TurnReport(run_id, event))
+        del reports[:-MAX_REPORTS]
+        self.reports_changed.emit(thread_id)
+
+    def add_change(self, thread_id: str, run_id: str, event: MemoryEvent) -> None:
+        reports = self.reports.setdefault(thread_id, [])
+        for i in range(len(reports) - 1, -1, -1):
+            if reports[i].run_id == run_id:
+                old = reports[i]
+                reports[i] = TurnReport(old.run_id, old.context, (*old.changes, event))
+                break
+        self.reports_changed.emit(thread_id)
+
+    def turn_reports(self, thread_id: str | None) -> list[TurnReport]:
+        return list(self.reports.get(thread_id or "", []))

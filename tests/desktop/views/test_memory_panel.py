@@ -1,0 +1,126 @@
+"""The Memory panel: memories of a tier listed and changed, what the agent saw on each turn with
+its memory chips, identity files edited (model → view and view → model)."""
+
+from __future__ import annotations
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from desktop.memory_controller import MemoryController
+from desktop.models.memory import MemoryState
+from desktop.views.memory_panel import MemoryPanelDialog
+from sidecar.protocol import ErrorObject, RunEventParams
+from sidecar.protocol.memory import (
+    CompactionInfo,
+    ContextEvent,
+    ContextItemInfo,
+    IdentityFileInfo,
+    IdentityGetResult,
+    IdentitySetParams,
+    MemoryEvent,
+    MemoryInfo,
+    MemoryKeyParams,
+    MemoryListParams,
+    MemoryListResult,
+    MemoryUpdateParams,
+)
+from tests.desktop.support import FakeSender
+
+
+def memory(key: str, text: str, *, tier: str = "workspace", pinned: bool = False) -> MemoryInfo:
+    return MemoryInfo.model_validate(
+        {"key": key, "tier": tier, "text": text, "by": "agent", "created_at": 1.0,
+         "updated_at": 1.0, "pinned": pinned, "source_message": "turn:user"}
+    )  # fmt: skip
+
+
+@pytest.fixture
+def controller(fake_sender: FakeSender) -> MemoryController:
+    return MemoryController(fake_sender, MemoryState())
+
+
+@pytest.fixture
+def panel(qtbot: QtBot, controller: MemoryController, fake_sender: FakeSender) -> MemoryPanelDialog:
+    panel = MemoryPanelDialog(controller, lambda: "t1")
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.refresh()
+    result = MemoryListResult(
+        memories=(memory("m1", "The editor is Zofia."), memory("m2", "Tea, no sugar", pinned=True))
+    )
+    fake_sender.last("memory/list")[1].resolve(result)
+    return panel
+
+
+def test_memories_of_the_thread_are_listed_with_tier_author_and_pin(panel: MemoryPanelDialog):
+    assert panel.tree.topLevelItemCount() == 2
+    second = panel.tree.topLevelItem(1)
+    assert second is not None
+    assert [second.text(i) for i in range(4)] == ["workspace", "Tea, no sugar", "agent", "yes"]
+
+
+def test_choosing_a_tier_and_searching_asks_the_sidecar_for_just_those(
+    panel: MemoryPanelDialog, fake_sender: FakeSender
+):
+    panel.search_edit.setText('editor "NEAR(')
+    panel.tier_box.setCurrentText("account")
+    params, _pending = fake_sender.last("memory/list")
+    assert params == MemoryListParams(thread_id="t1", tier="account", query='editor "NEAR(')
+
+
+def test_pin_and_forget_send_their_requests_and_reload(
+    panel: MemoryPanelDialog, fake_sender: FakeSender
+):
+    panel.tree.setCurrentItem(panel.tree.topLevelItem(1))
+    assert panel.pin_button.text() == "Unpin"
+    panel.pin_button.click()
+    params, pending = fake_sender.last("memory/update")
+    assert params == MemoryUpdateParams(thread_id="t1", key="m2", pinned=False)
+    pending.resolve(memory("m2", "Tea, no sugar"))
+    assert fake_sender.methods()[-1] == "memory/list"
+    panel.tree.setCurrentItem(panel.tree.topLevelItem(0))
+    panel.forget_button.click()
+    assert fake_sender.last("memory/forget")[0] == MemoryKeyParams(thread_id="t1", key="m1")
+
+
+def test_a_refused_change_shows_its_error(panel: MemoryPanelDialog, fake_sender: FakeSender):
+    panel.tree.setCurrentItem(panel.tree.topLevelItem(0))
+    panel.forget_button.click()
+    fake_sender.last("memory/forget")[1].reject(ErrorObject(code=-32071, message="no memory 'm1'"))
+    assert not panel.error_label.isHidden() and "no memory" in panel.error_label.text()
+
+
+def test_each_turn_shows_what_the_agent_saw_and_the_memories_it_saved(
+    panel: MemoryPanelDialog, controller: MemoryController
+):
+    context = ContextEvent(
+        window=4000, budget=2976, used=900, tokenizer="estimate",
+        items=(ContextItemInfo(kind="identity", label=".atrium/AGENT.md", tokens=12,
+                               included=True, reason="pinned"),),
+        compaction=CompactionInfo(performed=False, reason="no model is configured"),
+    )  # fmt: skip
+    controller.handle_run_event(RunEventParams(run_id="r1", thread_id="t1", seq=1, event=context))
+    saved = MemoryEvent(action="saved", key="m3", memory=memory("m3", "The dragon is Ember."))
+    controller.handle_run_event(RunEventParams(run_id="r1", thread_id="t1", seq=5, event=saved))
+    turn = panel.seen_tree.topLevelItem(0)
+    assert turn is not None and turn.text(1).startswith("900 of 2976 tokens")
+    children = [turn.child(i).text(1) for i in range(turn.childCount())]
+    assert "[in ] identity: .atrium/AGENT.md — 12 tokens, pinned" in children
+    assert "Compaction: not compacted — no model is configured" in children
+    assert "Saved (workspace): The dragon is Ember." in children
+
+
+def test_identity_files_are_shown_and_saved(panel: MemoryPanelDialog, fake_sender: FakeSender):
+    files = (
+        IdentityFileInfo(path=".atrium/AGENT.md", exists=True, text="Be brief."),
+        IdentityFileInfo(path=".atrium/SOUL.md", exists=True, error="not UTF-8 text"),
+    )
+    fake_sender.last("identity/get")[1].resolve(IdentityGetResult(workspace="/w", files=files))
+    assert panel.identity_edit.toPlainText() == "Be brief."
+    panel.identity_edit.setPlainText("Be very brief.")
+    panel.identity_save.click()
+    assert fake_sender.last("identity/set")[0] == IdentitySetParams(
+        path=".atrium/AGENT.md", text="Be very brief."
+    )
+    panel.identity_box.setCurrentText(".atrium/SOUL.md")
+    assert "not UTF-8" in panel.identity_note.text()
