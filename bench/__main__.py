@@ -21,12 +21,14 @@ from bench import (
     bundle,
     cold_start,
     gui,
+    lanes,
     long_thread,
     mcp_large,
     memory,
     parse,
     ping,
     review_gate,
+    schedules,
     stream,
     subagents,
     turn,
@@ -49,6 +51,8 @@ BENCHMARKS: dict[str, Benchmark] = {
     agents.NAME: agents.run,
     gui.NAME: gui.run,
     review_gate.NAME: review_gate.run,
+    schedules.NAME: schedules.run,
+    lanes.NAME: lanes.run,
 }
 
 

@@ -335,6 +335,7 @@ class SidecarApp:
             data_dir=self.data,
             planner_for=self.planner.for_model,
             steering=self.queue.take_steering,
+            lane=self.runs.lanes.slot,
             memory=await self.memory.get(),
         )
         builder: Any = build_graph(deps)

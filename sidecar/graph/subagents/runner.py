@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, cast
 
 from sidecar.binding.calls import LiveInterruptDropped, task_scope
@@ -55,12 +56,20 @@ async def run_task(deps: GraphDeps, inp: SubagentInput) -> None:
         if profile is None:
             finish_task(deps, inp, task, "failed", error=f"unknown profile {task.profile!r}")
             return
-        async with deps.coordinator.slot(profile):
+        async with deps.coordinator.slot(profile), _subagent_lane(deps, inp["depth"]):
             if deps.coordinator.take_cancel(plan_id, task_id):
                 finish_task(deps, inp, task, "cancelled", error="cancelled by the author")
             else:
                 await _attempts(deps, inp, task, profile)
         deps.coordinator.notify(plan_id)
+
+
+def _subagent_lane(deps: GraphDeps, depth: int) -> AbstractAsyncContextManager[None]:
+    """A slot of the runtime's `subagent` lane for a task of the author's own turn; a nested
+    task runs in its parent's slot (waiting for a second one could wait forever)."""
+    if deps.lane is None or depth > 1:
+        return nullcontext()
+    return deps.lane("subagent")
 
 
 async def _wait_for_dependencies(deps: GraphDeps, task: TaskRecord) -> str | None:
