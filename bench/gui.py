@@ -76,6 +76,9 @@ async def run() -> list[Line]:
         ),
         Figure(NAME, "stream: idle worst stall (baseline)", ms(stream["idle_worst_stall_s"])),
         Figure(NAME, "window RSS after the stream", _rss(stream["rss_bytes"])),
+        Figure(
+            NAME, "window RSS before it (baseline)", f"{stream['rss_before_bytes'] / MB:.0f} MB"
+        ),
     ]
     for messages in THREADS:
         say(f"[{NAME}] opening a thread of {messages:,} messages")

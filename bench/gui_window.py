@@ -101,6 +101,7 @@ def measure_stream(tokens: int, rate: float) -> dict[str, Any]:
     wait_until(app, lambda: state.selected_thread_id == "bench" and not state.loading, 30)
     sampler = StallSampler()
     floor = idle_floor(app, sampler)
+    rss_before = rss_bytes()
     expected = "".join(bench_tokens(tokens))
     shown_at: list[float] = []
     last_written: list[float] = []
@@ -139,6 +140,7 @@ def measure_stream(tokens: int, rate: float) -> dict[str, Any]:
         "idle_worst_stall_s": floor,
         "last_token_lag_s": (shown_at[0] - last_written[0]) if shown_at and last_written else -1,
         "rss_bytes": rss_bytes(),
+        "rss_before_bytes": rss_before,
     }
     shut_down(desktop)
     return result
