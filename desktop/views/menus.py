@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QMainWindow
+from PySide6.QtWidgets import QMainWindow, QMenu
 
 from desktop.views.theme import APPEARANCES, Appearance
 
@@ -37,7 +37,11 @@ def shortcuts(standard: QKeySequence.StandardKey, *also: str) -> list[QKeySequen
 
 @dataclass
 class MenuActions:
-    """The window's actions, for the toolbar, the window's slots and tests."""
+    """The window's actions, for the toolbar, the window's slots and tests.
+
+    `add_panel(action)` puts another panel's action (e.g. a new dock or dialog) in the File
+    menu next to MCP servers and Grants, so every command is in the menu bar.
+    """
 
     new_thread: QAction
     settings: QAction
@@ -48,6 +52,16 @@ class MenuActions:
     stop_run: QAction
     appearance: dict[Appearance, QAction]
     about: QAction
+    file_menu: QMenu | None = None
+
+    def add_panel(self, action: QAction) -> None:
+        if self.file_menu is not None:
+            self.file_menu.insertAction(self._quit_separator(), action)
+
+    def _quit_separator(self) -> QAction:
+        actions = self.file_menu.actions() if self.file_menu is not None else []
+        index = actions.index(self.quit)
+        return actions[index - 1] if index > 0 else self.quit
 
 
 def build_menu_bar(window: QMainWindow, panels: Iterable[QAction] = ()) -> MenuActions:
@@ -69,6 +83,7 @@ def build_menu_bar(window: QMainWindow, panels: Iterable[QAction] = ()) -> MenuA
     actions.stop_run.setEnabled(False)
     bar = window.menuBar()
     file_menu = bar.addMenu("&File")
+    actions.file_menu = file_menu
     file_menu.addAction(actions.new_thread)
     file_menu.addSeparator()
     file_menu.addAction(actions.settings)

@@ -118,6 +118,15 @@ def test_the_menu_bar_has_file_edit_view_help_with_the_standard_shortcuts(window
     assert duplicated == set()  # one action per key: no ambiguous shortcut anywhere
 
 
+def test_a_new_panel_goes_into_the_file_menu_before_quit(window: MainWindow):
+    action = QAction("Memory", window)
+    window.menu_actions.add_panel(action)
+    file_menu = window.menu_actions.file_menu
+    assert file_menu is not None
+    texts = [a.text().replace("&", "") for a in file_menu.actions() if not a.isSeparator()]
+    assert texts[-3:] == ["Grants…", "Memory", "Quit"]
+
+
 def test_ctrl_n_starts_a_new_thread(qtbot: QtBot, window: MainWindow, fake_sender: FakeSender):
     qtbot.keyClick(window.composer.editor, _Key.Key_N, _CTRL)
     assert "thread/create" in fake_sender.methods()
