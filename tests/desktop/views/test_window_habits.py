@@ -506,3 +506,17 @@ def test_long_titles_and_bodies_never_widen_the_window_or_its_dialogs(
     QApplication.processEvents()
     assert window.width() == 780
     assert dialog.width() <= 800
+
+
+def test_esc_in_an_editor_cancels_the_edit_not_the_run(
+    qtbot: QtBot, window: MainWindow, fake_sender: FakeSender
+):
+    window.controller.handle_run_event(RunScript()(RunStarted()))
+    qtbot.mouseClick(window.thread_list.rename_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is not None, timeout=2000)
+    editor = QApplication.focusWidget()
+    assert editor is not None and editor.inherits("QLineEdit")
+    qtbot.keyClick(editor, _Key.Key_Escape)
+    assert "run/cancel" not in fake_sender.methods()
+    qtbot.keyClick(window.thread_list.view, _Key.Key_Escape)  # then Esc stops the run
+    assert fake_sender.last("run/cancel")[0] == ThreadRef(thread_id="t1")
