@@ -209,6 +209,8 @@ class SessionController:
         if thread_id is None:
             return self.create_thread(title_from_text(text), first_message=text)
         previous = self.state.run_state(thread_id).status
+        if self.state.transcript.has_newer:
+            self.fetch_thread(thread_id)  # back to the live end, where the message goes
         self.state.note_message_sent(thread_id, text)
         params = RunStartParams(thread_id=thread_id, text=text)
         return self._sender.request("run/start", params).then(

@@ -238,8 +238,10 @@ class Transcript:
         self.reset.emit()
 
     def add_local_message(self, text: str) -> None:
-        """Show the author's message at once, before the sidecar confirms it."""
-        self._append(MessageEntry("user", text, local=True))
+        """Show the author's message at once, before the sidecar confirms it (unless detached:
+        then it shows when the live end is loaded again)."""
+        if not self.has_newer:
+            self._append(MessageEntry("user", text, local=True))
 
     def apply(self, event: RunEventBody) -> None:
         """Advance by one run event of this thread (not shown while detached: the messages it

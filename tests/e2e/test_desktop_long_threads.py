@@ -175,3 +175,32 @@ def test_a_thread_of_100000_messages_opens_reaches_its_first_message_and_finds_m
         assert not transcript.has_newer
     finally:
         app.shutdown()
+
+
+def test_scrolling_up_through_a_thread_of_2000_messages_reaches_every_one(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    app = _desktop(qtbot, tmp_path)
+    try:
+        transcript, view = app.state.transcript, app.window.transcript
+        created = app.controller.create_thread("Scrolled")
+        qtbot.waitUntil(lambda: created.done, timeout=COLD_MS)
+        thread_id = app.state.selected_thread_id
+        assert thread_id is not None
+        seed_thread(tmp_path / "data", thread_id, 2_000)
+        app.controller.fetch_thread(thread_id)
+        qtbot.waitUntil(lambda: transcript.oldest_message_id() is not None, timeout=COLD_MS)
+        bar = view.list_view.verticalScrollBar()
+        pages = 0
+        while transcript.has_older:
+            rows = len(transcript)
+            bar.setValue(0)  # the author drags the scroll bar to the top
+            qtbot.waitUntil(lambda: len(transcript) > rows, timeout=COLD_MS)  # noqa: B023
+            pages += 1
+        assert pages == 9  # 200 shown at first, then nine pages of 200
+        ids = [e.message_id for e in transcript.entries if isinstance(e, MessageEntry)]
+        assert ids == [f"m{n}" for n in range(2_000)]  # every message, once, in order
+        bar.setValue(0)
+        qtbot.waitUntil(lambda: view.row_is_visible(0), timeout=10_000)
+    finally:
+        app.shutdown()

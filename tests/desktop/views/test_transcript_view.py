@@ -241,3 +241,46 @@ def test_a_hit_already_in_the_list_is_shown_without_a_request(
     assert len(fake_sender.sent) == sent
     assert view.selected_message_id() == "m850"
     qtbot.waitUntil(lambda: view.row_is_visible(50), timeout=TIMEOUT_MS)
+
+
+def test_a_message_sent_while_an_old_page_is_shown_goes_back_to_the_live_end(
+    session: tuple[SessionController, TranscriptView], fake_sender: FakeSender
+) -> None:
+    controller, view = session
+    view.reveal("m17", 18)
+    fake_sender.last("thread/messages")[1].resolve(_page(0, 117, older=False, newer=True))
+    gets = fake_sender.methods().count("thread/get")
+    controller.send_message("a new question")
+    assert fake_sender.methods().count("thread/get") == gets + 1
+    assert fake_sender.methods()[-1] == "run/start"
+    assert "a new question" not in view.plain_text()  # shown with the live end, not among old pages
+
+
+def test_the_find_bar_steps_through_hits_both_ways_and_reports_none(
+    qtbot: QtBot, session: tuple[SessionController, TranscriptView], fake_sender: FakeSender
+) -> None:
+    _controller, view = session
+    bar = view.find_bar
+    view.open_find_bar()
+    qtbot.keyClicks(bar.query_edit, "message")
+    qtbot.keyClick(bar.query_edit, Qt.Key.Key_Return)
+    hits = tuple(
+        SearchHit(message_id=f"m{n}", seq=n + 1, role="user", snippet="…", created_at=1.0)
+        for n in (999, 950, 900)
+    )
+    fake_sender.last("thread/search")[1].resolve(
+        ThreadSearchResult(thread_id="t1", hits=hits, has_more=True)
+    )
+    assert view.selected_message_id() == "m999"
+    qtbot.keyClick(bar.query_edit, Qt.Key.Key_Return)
+    assert view.selected_message_id() == "m950" and bar.status_label.text() == "2 of 3"
+    qtbot.keyClick(bar.query_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(bar.query_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert view.selected_message_id() == "m900"  # wrapped around
+    bar.query_edit.clear()
+    qtbot.keyClicks(bar.query_edit, "nothing")
+    qtbot.keyClick(bar.query_edit, Qt.Key.Key_Return)
+    fake_sender.last("thread/search")[1].resolve(
+        ThreadSearchResult(thread_id="t1", hits=(), has_more=False)
+    )
+    assert bar.status_label.text() == "No matches"
