@@ -80,8 +80,9 @@ def scan(roots: Sequence[SkillRoot]) -> list[Skill]:
     found: list[Skill] = []
     taken: dict[str, Skill] = {}
     for root in roots:
+        real_root = _real(root.path)
         for folder in _folders(root.path):
-            skill = read_skill(folder, root)
+            skill = read_skill(folder, root, real_root=real_root)
             first = taken.get(skill.name) if skill.name else None
             if first is not None:
                 skill = _with_error(skill, f"duplicate name: {first.source} {first.path.name} wins")
@@ -100,10 +101,10 @@ def _folders(root: Path) -> list[Path]:
     return folders[:MAX_SKILLS_PER_ROOT]
 
 
-def read_skill(folder: Path, root: SkillRoot) -> Skill:
+def read_skill(folder: Path, root: SkillRoot, *, real_root: Path | None = None) -> Skill:
     """Read and check one skill folder; problems become `errors`, never exceptions."""
     base = Skill(name=folder.name, description="", path=folder, source=root.source)
-    if not _inside(folder, root.path):
+    if not _inside(folder, real_root or _real(root.path)):
         return _with_error(base, "the folder is a link to a place outside its skills folder")
     skill_file = folder / SKILL_FILE
     try:
@@ -159,10 +160,14 @@ def _check(meta: dict[str, object], folder_name: str, body_bytes: int) -> Iterab
 
 def _resources(folder: Path) -> tuple[str, ...]:
     out: list[str] = []
+    try:
+        present = {e.name for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)}
+    except OSError:
+        return ()
     for sub in RESOURCE_DIRS:
-        base = folder / sub
-        if not base.is_dir() or base.is_symlink():
+        if sub not in present:
             continue
+        base = folder / sub
         for dirpath, _dirs, files in os.walk(base):
             for file in sorted(files):
                 out.append(str((Path(dirpath) / file).relative_to(folder)))
@@ -171,9 +176,20 @@ def _resources(folder: Path) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _inside(folder: Path, root: Path) -> bool:
+def _real(path: Path) -> Path:
     try:
-        return folder.resolve().is_relative_to(root.resolve())
+        return path.resolve()
+    except OSError:
+        return path
+
+
+def _inside(folder: Path, real_root: Path) -> bool:
+    """Whether the folder really lies in its root (a plain folder always does; only a link is
+    followed and checked)."""
+    if not folder.is_symlink():
+        return True
+    try:
+        return folder.resolve().is_relative_to(real_root)
     except OSError:
         return False
 
