@@ -25,6 +25,7 @@ from sidecar.protocol.memory import (
     MemoryTier,
     MemoryUpdateParams,
     MemoryWriteParams,
+    TurnUsageEvent,
 )
 
 logger = logging.getLogger(__name__)
@@ -45,6 +46,8 @@ class MemoryController:
             self.state.add_context(params.thread_id, params.run_id, event)
         elif isinstance(event, MemoryEvent):
             self.state.add_change(params.thread_id, params.run_id, event)
+        elif isinstance(event, TurnUsageEvent):
+            self.state.add_usage(params.thread_id, params.run_id, event)
 
     def refresh(
         self, thread_id: str, tier: MemoryTier | None = None, query: str | None = None

@@ -3,10 +3,17 @@ agent saw") and the memories saved or forgotten during turns. Plain Python, no Q
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from desktop.models.emitter import Emitter
-from sidecar.protocol.memory import ContextEvent, IdentityFileInfo, MemoryEvent, MemoryInfo
+from sidecar.protocol.memory import (
+    ContextEvent,
+    IdentityFileInfo,
+    MemoryEvent,
+    MemoryInfo,
+    TurnUsageEvent,
+)
 
 MAX_REPORTS = 200
 
@@ -18,6 +25,7 @@ class TurnReport:
     run_id: str
     context: ContextEvent
     changes: tuple[MemoryEvent, ...] = ()
+    usage: TurnUsageEvent | None = None
 
 
 def describe_change(event: MemoryEvent) -> str:
@@ -28,6 +36,19 @@ def describe_change(event: MemoryEvent) -> str:
     text = memory.text if memory is not None else event.key
     tier = f" ({memory.tier})" if memory is not None else ""
     return f"{event.action.capitalize()}{tier}: {text}"
+
+
+def describe_usage(usage: TurnUsageEvent) -> str:
+    """Tokens and cost of the turn and of the thread so far."""
+
+    def cost(value: float | None) -> str:
+        return "cost unknown" if value is None else f"${value:.4f}"
+
+    return (
+        f"Tokens: {usage.prompt_tokens} in, {usage.completion_tokens} out, {cost(usage.cost)}; "
+        f"thread: {usage.thread_prompt_tokens} in, {usage.thread_completion_tokens} out, "
+        f"{cost(usage.thread_cost)}"
+    )
 
 
 def describe_context(report: ContextEvent) -> list[str]:
@@ -72,11 +93,18 @@ class MemoryState:
         self.reports_changed.emit(thread_id)
 
     def add_change(self, thread_id: str, run_id: str, event: MemoryEvent) -> None:
+        self._update(thread_id, run_id, lambda old: replace(old, changes=(*old.changes, event)))
+
+    def add_usage(self, thread_id: str, run_id: str, event: TurnUsageEvent) -> None:
+        self._update(thread_id, run_id, lambda old: replace(old, usage=event))
+
+    def _update(
+        self, thread_id: str, run_id: str, change: Callable[[TurnReport], TurnReport]
+    ) -> None:
         reports = self.reports.setdefault(thread_id, [])
         for i in range(len(reports) - 1, -1, -1):
             if reports[i].run_id == run_id:
-                old = reports[i]
-                reports[i] = TurnReport(old.run_id, old.context, (*old.changes, event))
+                reports[i] = change(reports[i])
                 break
         self.reports_changed.emit(thread_id)
 

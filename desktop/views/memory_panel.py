@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.memory_controller import MemoryController
-from desktop.models.memory import describe_change, describe_context
+from desktop.models.memory import describe_change, describe_context, describe_usage
 from desktop.views.text import build_status_label
 from sidecar.protocol import ErrorObject
 from sidecar.protocol.memory import MemoryInfo, MemoryTier
@@ -217,6 +217,8 @@ class MemoryPanelDialog(QDialog):
                 turn.addChild(QTreeWidgetItem(["", line]))
             for change in report.changes:
                 turn.addChild(QTreeWidgetItem(["memory", describe_change(change)]))
+            if report.usage is not None:
+                turn.addChild(QTreeWidgetItem(["usage", describe_usage(report.usage)]))
             self.seen_tree.addTopLevelItem(turn)
 
     # -- identity files -------------------------------------------------------------------------

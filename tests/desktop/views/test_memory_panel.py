@@ -23,6 +23,7 @@ from sidecar.protocol.memory import (
     MemoryListParams,
     MemoryListResult,
     MemoryUpdateParams,
+    TurnUsageEvent,
 )
 from tests.desktop.support import FakeSender
 
@@ -102,12 +103,18 @@ def test_each_turn_shows_what_the_agent_saw_and_the_memories_it_saved(
     controller.handle_run_event(RunEventParams(run_id="r1", thread_id="t1", seq=1, event=context))
     saved = MemoryEvent(action="saved", key="m3", memory=memory("m3", "The dragon is Ember."))
     controller.handle_run_event(RunEventParams(run_id="r1", thread_id="t1", seq=5, event=saved))
+    usage = TurnUsageEvent(
+        model="openai/gpt-4o-mini", prompt_tokens=900, completion_tokens=40, cost=0.0002,
+        thread_prompt_tokens=5000, thread_completion_tokens=300, thread_cost=None,
+    )  # fmt: skip
+    controller.handle_run_event(RunEventParams(run_id="r1", thread_id="t1", seq=9, event=usage))
     turn = panel.seen_tree.topLevelItem(0)
     assert turn is not None and turn.text(1).startswith("900 of 2976 tokens")
     children = [turn.child(i).text(1) for i in range(turn.childCount())]
     assert "[in ] identity: .atrium/AGENT.md — 12 tokens, pinned" in children
     assert "Compaction: not compacted — no model is configured" in children
     assert "Saved (workspace): The dragon is Ember." in children
+    assert "Tokens: 900 in, 40 out, $0.0002; thread: 5000 in, 300 out, cost unknown" in children
 
 
 def test_identity_files_are_shown_and_saved(panel: MemoryPanelDialog, fake_sender: FakeSender):
