@@ -25,8 +25,10 @@ from desktop.ipc.process import SidecarProcess, build_sidecar_process
 from desktop.memory_controller import MemoryController
 from desktop.models.servers import ServersState
 from desktop.models.session import SessionState
+from desktop.queue_controller import QueueController
 from desktop.servers_controller import ServersController
 from desktop.views.main_window import MainWindow
+from desktop.views.queue_strip import add_queue_strip
 from sidecar.protocol import Empty
 
 logger = logging.getLogger("desktop")
@@ -84,6 +86,9 @@ def build_desktop(
     client.initialized.connect(lambda _result: composer.refresh_prompts())
     client.server_status_received.connect(composer.handle_status)
     window.composer.set_features(composer)
+    queue = QueueController(client)
+    client.queue_update_received.connect(queue.handle_update)
+    add_queue_strip(window, queue)
     client.initialized.connect(window.set_server_info)
     client.initialize_failed.connect(
         lambda error: window.banner.show_message(f"The sidecar refused to start: {error.message}")

@@ -38,6 +38,7 @@ from sidecar.protocol.history import (
     ThreadMessagesResult,
     ThreadSearchParams,
 )
+from sidecar.protocol.queue import QueueMode
 
 logger = logging.getLogger(__name__)
 
@@ -200,14 +201,20 @@ class SessionController:
         params = ThreadRef(thread_id=thread_id)
         return self._sender.request("thread/delete", params).then(on_deleted, self._report)
 
-    def send_message(self, text: str) -> PendingRequest | None:
-        """Start a turn with `text` in the selected thread (creating a thread if none is)."""
+    def send_message(self, text: str, mode: QueueMode | None = None) -> PendingRequest | None:
+        """Start a turn with `text` in the selected thread (creating a thread if none is).
+
+        While the thread's turn runs the sidecar queues it (`mode`, else the thread's default);
+        it shows in the queue under the turn, not in the transcript, until it is delivered."""
         text = text.strip()
         if not text:
             return None
         thread_id = self.state.selected_thread_id
         if thread_id is None:
             return self.create_thread(title_from_text(text), first_message=text)
+        if self.state.run_state(thread_id).is_running:
+            queued = RunStartParams(thread_id=thread_id, text=text, mode=mode)
+            return self._sender.request("run/start", queued).then(None, self._report)
         previous = self.state.run_state(thread_id).status
         if self.state.transcript.has_newer:
             self.fetch_thread(thread_id)  # back to the live end, where the message goes

@@ -34,6 +34,7 @@ from sidecar.protocol import (
     RunEventParams,
     WireModel,
 )
+from sidecar.protocol.queue import QueueUpdateParams
 from sidecar.protocol.servers import ServerStatusParams
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ class RpcClient(QObject):
         initialize_failed(ErrorObject): it refused or did not answer `initialize`.
         run_event_received(RunEventParams): one `run/event` notification.
         server_status_received(ServerStatusParams): one `server/status` notification.
+        queue_update_received(QueueUpdateParams): one `queue/update` notification.
         malformed_frame_received(str): a line from the sidecar was skipped; the reason.
     """
 
@@ -54,6 +56,7 @@ class RpcClient(QObject):
     initialize_failed = Signal(object)
     run_event_received = Signal(object)
     server_status_received = Signal(object)
+    queue_update_received = Signal(object)
     malformed_frame_received = Signal(str)
 
     def __init__(
@@ -218,6 +221,8 @@ class RpcClient(QObject):
                 self.run_event_received.emit(frame.params)
             elif isinstance(frame.params, ServerStatusParams):
                 self.server_status_received.emit(frame.params)
+            elif isinstance(frame.params, QueueUpdateParams):
+                self.queue_update_received.emit(frame.params)
         elif isinstance(frame, TypedResponse):
             self._complete(frame)
         elif isinstance(frame, Response):

@@ -52,6 +52,7 @@ class ComposerEditorWidget(QPlainTextEdit):
     """
 
     submitted = Signal()
+    interrupt_submitted = Signal()
     focus_gained = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -63,6 +64,10 @@ class ComposerEditorWidget(QPlainTextEdit):
             e.ignore()
             return
         shift = bool(e.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if e.key() in _ENTER_KEYS and e.modifiers() & Qt.KeyboardModifier.AltModifier:
+            e.accept()
+            self.interrupt_submitted.emit()
+            return
         if e.key() in _ENTER_KEYS and not shift:
             e.accept()
             self.submitted.emit()
@@ -85,13 +90,16 @@ class ComposerWidget(QWidget):
     Messages and direct commands (`/tools`, `/call server__tool {json}`) go the same way; the
     sidecar tells them apart. A `/<server>:<prompt> key=value …` line is expanded in place
     instead (with a `ComposerController`; without one it is sent like any text).
-    `set_busy(True)` disables it while the thread runs; the draft stays.
+    While the thread runs (`set_busy(True)`) it still sends: the sidecar queues the message in
+    the thread's default mode; Alt+Enter sends it as `interrupt_submitted(text)` instead, which
+    stops the running turn and starts a new one with it.
 
     Signals: `prompt_dialog_opened(PromptArgumentsDialog)`,
     `resource_picker_opened(ResourcePickerDialog)`.
     """
 
     message_submitted = Signal(str)
+    interrupt_submitted = Signal(str)
     prompt_dialog_opened = Signal(object)
     resource_picker_opened = Signal(object)
 
@@ -120,6 +128,7 @@ class ComposerWidget(QWidget):
         self.attach_button.setToolTip("Put a resource of a connected MCP server into the message")
         self.error_label = build_status_label()
         self.editor.submitted.connect(self._on_editor_submitted)
+        self.editor.interrupt_submitted.connect(self._on_interrupt_submitted)
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.focus_gained.connect(self._on_focus_gained)
         self.completer.choice_activated.connect(self._on_choice_activated)
@@ -154,9 +163,14 @@ class ComposerWidget(QWidget):
 
     def _show_enabled(self) -> None:
         expanding = self._expanding is not None
-        self.editor.setEnabled(not self._busy)
         self.editor.setReadOnly(expanding)
-        self.send_button.setEnabled(not self._busy and not expanding)
+        self.send_button.setEnabled(not expanding)
+        self.send_button.setText("Queue" if self._busy else "Send")
+        self.send_button.setToolTip(
+            "The turn is running: Enter queues the message (Alt+Enter interrupts the turn)"
+            if self._busy
+            else ""
+        )
         self.attach_button.setEnabled(self.features is not None and not self._busy)
 
     def _on_editor_submitted(self) -> None:
@@ -168,6 +182,13 @@ class ComposerWidget(QWidget):
             return
         self.editor.clear()
         self.message_submitted.emit(text)
+
+    def _on_interrupt_submitted(self) -> None:
+        text = self.editor.toPlainText().strip()
+        if not text or self._expanding is not None or is_prompt_line(text):
+            return
+        self.editor.clear()
+        self.interrupt_submitted.emit(text)
 
     def _submit_prompt_line(self, text: str) -> None:
         assert self.features is not None

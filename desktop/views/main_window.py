@@ -216,6 +216,9 @@ class MainWindow(QMainWindow):
         self.thread_list.rename_requested.connect(controller.rename_thread)
         self.thread_list.delete_requested.connect(controller.delete_thread)
         self.composer.message_submitted.connect(self.message_hold.submit)
+        self.composer.interrupt_submitted.connect(
+            lambda text: self.message_hold.submit(text, "interrupt")
+        )
         self.run_status.cancel_requested.connect(controller.cancel_run)
         self.run_status.retry_requested.connect(controller.retry_run)
         self.new_thread_action.triggered.connect(self._on_create_requested)

@@ -16,6 +16,7 @@ from PySide6.QtGui import QTextCursor
 from desktop.controller import SessionController
 from desktop.models.session import SessionState
 from desktop.views.composer import ComposerWidget
+from sidecar.protocol.queue import QueueMode
 
 HELD_NOTE = (
     "Answer the open question first: your message stays here and is sent once the agent is free."
@@ -44,9 +45,13 @@ class MessageHold:
         self._dialog_open = dialog_open
         self.held: tuple[str, str] | None = None  # (thread id, text)
 
-    def submit(self, text: str) -> None:
-        """Send `text`, or keep it in the composer while the thread waits on the author."""
+    def submit(self, text: str, mode: QueueMode | None = None) -> None:
+        """Send `text`, or keep it in the composer while the thread waits on the author (an
+        `interrupt` goes at once: it drops the question and starts a new turn)."""
         thread_id = self._state.selected_thread_id
+        if mode == "interrupt":
+            self._controller.send_message(text, mode)
+            return
         if thread_id is not None and self._waits_on_author(thread_id):
             self.held = (thread_id, text)
             editor = self._composer.editor

@@ -73,7 +73,7 @@ def test_refresh_lists_threads_and_loads_the_first(window: MainWindow):
     assert window.run_status.status_label.text() == "Ready"
 
 
-def test_typing_and_enter_starts_a_run_and_disables_the_composer(
+def test_typing_and_enter_starts_a_run_and_the_composer_turns_to_queueing(
     qtbot: QtBot, window: MainWindow, fake_sender: FakeSender
 ):
     qtbot.keyClicks(window.composer.editor, "Draft the opening")
@@ -81,7 +81,7 @@ def test_typing_and_enter_starts_a_run_and_disables_the_composer(
     params, pending = fake_sender.last("run/start")
     assert params == RunStartParams(thread_id="t1", text="Draft the opening")
     assert window.transcript.plain_text().endswith("Draft the opening")
-    assert not window.composer.editor.isEnabled()
+    assert window.composer.send_button.text() == "Queue"
     assert window.run_status.cancel_button.isVisible()
     pending.resolve(RunRef(run_id="r1"))
     run = RunScript()
@@ -89,7 +89,7 @@ def test_typing_and_enter_starts_a_run_and_disables_the_composer(
     window.controller.handle_run_event(run(Token(text="Once upon")))
     assert window.transcript.plain_text().splitlines()[-1].startswith("Once upon")
     window.controller.handle_run_event(run(RunFinished()))
-    assert window.composer.editor.isEnabled()
+    assert window.composer.send_button.text() == "Send"
 
 
 def test_a_refused_start_re_enables_the_composer_and_reports(

@@ -30,18 +30,23 @@ def test_enter_sends_and_shift_enter_adds_a_line(qtbot: QtBot):
     assert composer.editor.toPlainText() == ""
 
 
-def test_a_busy_composer_sends_nothing_and_keeps_the_draft(qtbot: QtBot):
+def test_a_busy_composer_still_sends_to_be_queued_and_alt_enter_interrupts(qtbot: QtBot):
     composer = ComposerWidget()
     qtbot.addWidget(composer)
     composer.editor.setPlainText("draft")
     composer.set_busy(True)
     sent: list[str] = []
+    interrupts: list[str] = []
     composer.message_submitted.connect(sent.append)
-    qtbot.mouseClick(composer.send_button, Qt.MouseButton.LeftButton)
-    assert sent == [] and not composer.editor.isEnabled()
-    composer.set_busy(False)
+    composer.interrupt_submitted.connect(interrupts.append)
+    assert composer.send_button.text() == "Queue" and composer.editor.isEnabled()
     qtbot.mouseClick(composer.send_button, Qt.MouseButton.LeftButton)
     assert sent == ["draft"]
+    qtbot.keyClicks(composer.editor, "stop that")
+    qtbot.keyClick(composer.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.AltModifier)
+    assert interrupts == ["stop that"] and composer.editor.toPlainText() == ""
+    composer.set_busy(False)
+    assert composer.send_button.text() == "Send"
 
 
 def test_run_status_offers_cancel_while_running_and_retry_after_failure(qtbot: QtBot):

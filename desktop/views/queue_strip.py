@@ -1,0 +1,94 @@
+"""`QueueStrip`: the selected thread's queued messages, under its running turn.
+
+Each row shows the mode, the receipt (queued or delivered) and the text; a queued one has Edit
+(back into the composer, withdrawn from the queue) and Withdraw. Hidden when nothing waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from desktop.queue_controller import QueueController
+from desktop.views.main_window import MainWindow
+from sidecar.protocol.queue import QueuedMessageInfo
+
+_PREVIEW = 120
+
+
+class QueueStrip(QWidget):
+    def __init__(
+        self,
+        queue: QueueController,
+        selected: Callable[[], str | None],
+        edit: Callable[[str], None],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._queue = queue
+        self._selected = selected
+        self._edit = edit
+        self.rows: list[tuple[QueuedMessageInfo, QLabel, QPushButton, QPushButton]] = []
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        queue.changed.connect(self._on_changed)
+        self.refresh()
+
+    def _on_changed(self, thread_id: str) -> None:
+        if thread_id == self._selected():
+            self.refresh()
+
+    def refresh(self) -> None:
+        for _info, label, edit, withdraw in self.rows:
+            for widget in (label, edit, withdraw):
+                widget.deleteLater()
+        while self._layout.count():
+            item = self._layout.takeAt(0)
+            if item is not None and item.layout() is not None:
+                item.layout().deleteLater()  # pyright: ignore[reportOptionalMemberAccess]
+        self.rows = []
+        messages = self._queue.messages(self._selected())
+        for info in messages:
+            text = info.text if len(info.text) <= _PREVIEW else info.text[: _PREVIEW - 1] + "…"
+            label = QLabel(f"{info.mode} · {info.status}: {text}")
+            label.setWordWrap(True)
+            edit = QPushButton("Edit")
+            withdraw = QPushButton("Withdraw")
+            waiting = info.status == "queued"
+            edit.setEnabled(waiting)
+            withdraw.setEnabled(waiting)
+            edit.clicked.connect(lambda _=False, i=info: self._on_edit(i))
+            withdraw.clicked.connect(lambda _=False, i=info: self._on_withdraw(i))
+            row = QHBoxLayout()
+            row.addWidget(label, 1)
+            row.addWidget(edit)
+            row.addWidget(withdraw)
+            self._layout.addLayout(row)
+            self.rows.append((info, label, edit, withdraw))
+        self.setVisible(bool(messages))
+
+    def _on_edit(self, info: QueuedMessageInfo) -> None:
+        self._queue.withdraw(info.thread_id, info.id).then(lambda _r: self._edit(info.text))
+
+    def _on_withdraw(self, info: QueuedMessageInfo) -> None:
+        self._queue.withdraw(info.thread_id, info.id)
+
+
+def add_queue_strip(window: MainWindow, queue: QueueController) -> QueueStrip:
+    """Put the strip right above the window's composer; Edit brings a message back into it."""
+
+    def edit(text: str) -> None:
+        window.composer.editor.setPlainText(text)
+        window.composer.editor.moveCursor(QTextCursor.MoveOperation.End)
+        window.composer.editor.setFocus()
+
+    strip = QueueStrip(queue, lambda: window.state.selected_thread_id, edit)
+    column = window.composer.parentWidget()
+    layout = column.layout() if column is not None else None
+    if isinstance(layout, QBoxLayout):
+        layout.insertWidget(layout.indexOf(window.composer), strip)
+    window.state.selection_changed.connect(lambda _thread_id: strip.refresh())
+    queue.failed.connect(window.composer.show_error)
+    return strip
