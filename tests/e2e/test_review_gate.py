@@ -209,7 +209,7 @@ async def test_a_plan_grant_covers_the_dispatch_and_accepts_changes_in_named_pat
     try:
         thread_id, run_id = await _delegate(agent, "/plan " + json.dumps(plan))
         approval = await _wait_asked(agent, "plan_approval")
-        await agent.run_to_end(run_id, within=60)
+        await agent.run_to_end(run_id, within=180)
         value = {"decision": "approve", "accept_paths": ["docs"]}
         resumed = await _answer(agent, thread_id, approval, value)
         grants = (await agent.call("grant/list", {}))["grants"]

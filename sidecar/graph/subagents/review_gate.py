@@ -79,16 +79,38 @@ async def isolate(deps: GraphDeps, ctx: AttemptContext) -> Isolation:
 def record_finished(deps: GraphDeps, ctx: AttemptContext, result: AttemptResult) -> None:
     """The agent is done and its review begins: record its result, so a sidecar that stops
     during the review asks again on resume instead of running the agent again."""
-    key = _key(ctx, f"done.{ctx.task.attempt}")
-    data = {**asdict(result), "artifacts": list(result.artifacts)}
-    with deps.store.transaction():
-        deps.store.journal_intent(key, ctx.parent_thread_id, _JOURNAL_SERVER, "review_done", {})
-        deps.store.journal_result(key, data)
+    _store_result(deps, ctx, "done", result)
 
 
 def finished_result(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult | None:
     """The result `record_finished` kept for this attempt, if its review never ended."""
-    entry = deps.store.journal_entry(_key(ctx, f"done.{ctx.task.attempt}"))
+    return _stored_result(deps, ctx, "done")
+
+
+def reviewed_result(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult | None:
+    """The attempt's result once its review ended (what was applied, rejected, in conflict):
+    a sidecar that stopped after the review returns it instead of reviewing again."""
+    return _stored_result(deps, ctx, "reviewed")
+
+
+async def remove_leftover(deps: GraphDeps, ctx: AttemptContext) -> None:
+    """Remove the task's copy if a stop after its review left it behind."""
+    root = isolation_root(deps, ctx)
+    found = await _off_loop(lambda _deadline: load_isolation(root), STEP_SECONDS)
+    if found is not None:
+        await discard(deps, ctx, found)
+
+
+def _store_result(deps: GraphDeps, ctx: AttemptContext, step: str, result: AttemptResult) -> None:
+    key = _key(ctx, f"{step}.{ctx.task.attempt}")
+    data = {**asdict(result), "artifacts": list(result.artifacts)}
+    with deps.store.transaction():
+        deps.store.journal_intent(key, ctx.parent_thread_id, _JOURNAL_SERVER, f"review_{step}", {})
+        deps.store.journal_result(key, data)
+
+
+def _stored_result(deps: GraphDeps, ctx: AttemptContext, step: str) -> AttemptResult | None:
+    entry = deps.store.journal_entry(_key(ctx, f"{step}.{ctx.task.attempt}"))
     if entry is None or entry.result is None:
         return None
     data = dict(entry.result)
@@ -113,14 +135,13 @@ async def review(
         outcome = await _decide_and_apply(deps, ctx, isolation, changes, result.summary)
     except ReviewError as exc:
         note = f"The changes could not be reviewed ({exc}); nothing was applied."
-        await discard(deps, ctx, isolation)
-        return replace(result, summary=_join(result.summary, note), artifacts=())
+        reviewed = replace(result, summary=_join(result.summary, note), artifacts=())
+    else:
+        summary = _join(result.summary, outcome.describe())
+        reviewed = replace(result, summary=summary, artifacts=outcome.applied)
+    _store_result(deps, ctx, "reviewed", reviewed)
     await discard(deps, ctx, isolation)
-    return replace(
-        result,
-        summary=_join(result.summary, outcome.describe()),
-        artifacts=outcome.applied,
-    )
+    return reviewed
 
 
 async def discard(deps: GraphDeps, ctx: AttemptContext, isolation: Isolation) -> None:

@@ -35,6 +35,10 @@ async def strong_attempt(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult:
     if not review_gate.gated(ctx.profile):
         return await _run_agent(deps, ctx, fresh_dir(deps, ctx))
     await ask_to_delegate(deps, ctx)
+    reviewed = review_gate.reviewed_result(deps, ctx) if ctx.mode == "resume" else None
+    if reviewed is not None:  # the sidecar stopped after the review: its outcome stands
+        await review_gate.remove_leftover(deps, ctx)
+        return reviewed
     try:
         isolation = await review_gate.isolate(deps, ctx)
     except ReviewError as exc:

@@ -5,11 +5,17 @@ accepts changes inside those paths only."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from sidecar.coord.dag import TaskSpec
 from sidecar.coord.profiles import DEFAULT_PROFILES, Profile
+from sidecar.coord.review.isolation import create_isolation, load_isolation
+from sidecar.coord.review.limits import Deadline
+from sidecar.graph.deps import GraphDeps
+from sidecar.graph.subagents import review_gate
+from sidecar.graph.subagents.attempt import AttemptContext, AttemptResult
 from sidecar.graph.subagents.delegation import mint_for_plan
 from sidecar.graph.subagents.review_gate import gated, inside
 from sidecar.store import Store, open_database
@@ -85,3 +91,42 @@ def test_a_change_is_inside_a_granted_path_by_whole_folder_names(
 def test_a_fresh_folder_agent_is_not_behind_the_gate_and_an_internal_one_neither():
     assert gated(PROFILES["codex"]) and gated(PROFILES["claude"])
     assert not gated(PROFILES["scratch"]) and not gated(PROFILES["general"])
+
+
+@pytest.mark.anyio
+async def test_a_reviewed_result_is_kept_and_a_leftover_copy_removed(store: Store, tmp_path: Path):
+    plan_id = _plan(store, "codex")
+    [task] = store.tasks(plan_id)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("a\n")
+    deps = GraphDeps(
+        store=store,
+        host=cast(Any, None),
+        planner=lambda: None,
+        how_to_configure=lambda: "",
+        workspace=lambda: workspace,
+        data_dir=tmp_path / "data",
+    )
+
+    async def never(_payload: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError("nothing to ask")
+
+    ctx = AttemptContext(
+        store.get_plan(plan_id).thread_id,  # type: ignore[union-attr]
+        task,
+        PROFILES["codex"],
+        1,
+        "resume",
+        None,
+        lambda _report: None,
+        never,
+    )
+    assert review_gate.reviewed_result(deps, ctx) is None
+    result = AttemptResult(status="success", summary="done", artifacts=("a.txt",), tokens_in=3)
+    review_gate._store_result(deps, ctx, "reviewed", result)  # pyright: ignore[reportPrivateUsage]
+    assert review_gate.reviewed_result(deps, ctx) == result
+    root = review_gate.isolation_root(deps, ctx)
+    create_isolation(workspace, root, Deadline(30))
+    await review_gate.remove_leftover(deps, ctx)
+    assert load_isolation(root) is None and not root.exists()
