@@ -13,6 +13,7 @@ the outcome and `sessions.abort {runId}` to stop it on the Gateway side.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import platform
@@ -398,14 +399,16 @@ class OpenClawGatewayController(AgentController):
     async def _pump(
         self, run: RunState, parser: OpenClawGatewayParser, conn: GatewayConnection
     ) -> None:
-        async for frame in conn.events:
-            if frame.get("event") == "agent":
-                run.trace.write_raw(json.dumps(frame, ensure_ascii=False))
-            events = parser.feed_frame(frame)
-            if events:
-                run.touch()
-            for event in events:
-                run.emit(event)
+        # The queue closes with the connection (the run's end): that ends the loop too.
+        with contextlib.suppress(anyio.ClosedResourceError):
+            async for frame in conn.events:
+                if frame.get("event") == "agent":
+                    run.trace.write_raw(json.dumps(frame, ensure_ascii=False))
+                events = parser.feed_frame(frame)
+                if events:
+                    run.touch()
+                for event in events:
+                    run.emit(event)
 
     async def _abort_when_stopped(
         self,
