@@ -46,6 +46,8 @@ class Profile(BaseModel):
     budget_tokens: int | None = Field(default=None, ge=1)
     budget_cost: float | None = Field(default=None, gt=0)
     workdir: Workdir = "workspace"
+    skills_allowed: tuple[str, ...] = ()
+    skills_denied: tuple[str, ...] = ()
 
     @property
     def strong(self) -> bool:
@@ -59,6 +61,14 @@ class Profile(BaseModel):
         if not self.tools_allowed:
             return True
         return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.tools_allowed)
+
+    def allows_skill(self, name: str) -> bool:
+        """Whether a skill (by name; shell-style globs) is offered to this profile's agents."""
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.skills_denied):
+            return False
+        if not self.skills_allowed:
+            return True
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.skills_allowed)
 
 
 DEFAULT_PROFILES: tuple[Profile, ...] = (

@@ -45,6 +45,12 @@ class ProfileInfo(WireModel):
     budget_tokens: int | None = Field(default=None, ge=1)
     budget_cost: float | None = Field(default=None, gt=0)
     workdir: WorkdirPolicy = "workspace"
+    skills_allowed: tuple[str, ...] = Field(
+        default=(), description="Skill-name globs offered to it (empty: every skill)."
+    )
+    skills_denied: tuple[str, ...] = Field(
+        default=(), description="Skill-name globs never offered."
+    )
 
 
 class PlanTaskSpec(WireModel):

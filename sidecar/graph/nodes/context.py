@@ -28,6 +28,8 @@ from sidecar.graph.memory.identity import Identity, read_identity
 from sidecar.graph.memory.parts import MemoryDeps, build_memory_deps
 from sidecar.graph.memory.staging import scope_for
 from sidecar.graph.memory.tokens import TokenCounter, load_counter
+from sidecar.graph.nodes.tool import agent_profile
+from sidecar.graph.skills import offer_skills
 from sidecar.graph.state import RESET, TurnState
 from sidecar.llm.types import Planner
 
@@ -116,6 +118,15 @@ async def _assembled(
                 mem.contexts.set_compaction(thread_id, compact_next=False)
             if outcome.summary is not None:
                 assembly = build()
+    profile = agent_profile(deps, state)
+    await offer_skills(
+        assembly,
+        workspace=deps.workspace(),
+        data_dir=deps.data_dir,
+        budget=budget,
+        counter=counter,
+        allows=profile.allows_skill if profile is not None else None,
+    )
     _report(assembly, budget, counter=counter, model=model, outcome=outcome, why_not=why_not)
     return assembly.turns, dict(outcome.usage) if outcome else {}
 
