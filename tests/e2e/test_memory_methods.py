@@ -112,3 +112,19 @@ async def test_without_a_model_a_long_thread_keeps_the_newest_messages_that_fit_
         assert usage["prompt_tokens"] == 0 and usage["cost"] is None
     finally:
         await agent.kill()
+
+
+async def test_direct_memory_calls_are_staged_and_scoped_like_the_agents(sidecar: Sidecar) -> None:
+    thread = (await sidecar.call("thread/create", {}))["id"]
+    command = '/call memory__write {"text": "The lighthouse is red.", "tier": "account"}'
+    run = await sidecar.call("run/start", {"thread_id": thread, "text": command})
+    events = await sidecar.run_to_end(run["run_id"])
+    chips = [e.event for e in events if e.event.type == "memory"]
+    assert [(c.action, c.memory.text) for c in chips] == [("saved", "The lighthouse is red.")]  # type: ignore[union-attr]
+    assert chips[0].memory.source_message.endswith(":user")  # type: ignore[union-attr]
+    run = await sidecar.call(
+        "run/start", {"thread_id": thread, "text": '/call memory__search {"query": "lighthouse"}'}
+    )
+    events = await sidecar.run_to_end(run["run_id"])
+    results = [e.event for e in events if e.event.type == "tool_result"]
+    assert "The lighthouse is red." in results[-1].content  # type: ignore[union-attr]

@@ -84,7 +84,7 @@ def make_planner(deps: GraphDeps):
             return {"route": "tool"}
         await deps.host.check_required()
         if state.get("direct"):
-            return _direct(state, deps)
+            return stage_memory_calls(deps, state, _direct(state, deps))
         planner_impl = _model_for(deps, state)
         if planner_impl is None:
             return _answer(deps.how_to_configure())
