@@ -26,9 +26,11 @@ from desktop.memory_controller import MemoryController
 from desktop.models.servers import ServersState
 from desktop.models.session import SessionState
 from desktop.queue_controller import QueueController
+from desktop.schedules_controller import SchedulesController
 from desktop.servers_controller import ServersController
 from desktop.views.main_window import MainWindow
 from desktop.views.queue_strip import add_queue_strip
+from desktop.views.schedules_panel import add_schedules_panel
 from sidecar.protocol import Empty
 
 logger = logging.getLogger("desktop")
@@ -89,6 +91,7 @@ def build_desktop(
     queue = QueueController(client)
     client.queue_update_received.connect(queue.handle_update)
     add_queue_strip(window, queue)
+    add_schedules_panel(window, SchedulesController(client))
     client.initialized.connect(window.set_server_info)
     client.initialize_failed.connect(
         lambda error: window.banner.show_message(f"The sidecar refused to start: {error.message}")

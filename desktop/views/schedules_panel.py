@@ -1,0 +1,166 @@
+"""`SchedulesPanelDialog`: every schedule with its next fire times in local time, its last
+result, pause/resume, run now, delete, and its history (fires and skips with their reasons)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QToolBar,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.schedules_controller import SchedulesController
+from desktop.views.main_window import MainWindow
+from desktop.views.text import build_status_label
+from sidecar.protocol.queue import FireInfo, ScheduleHistoryResult, ScheduleInfo
+
+COLUMNS = ("Name", "When", "Zone", "Next (local time)", "Last result", "State")
+
+
+def local_time(stamp: float | None) -> str:
+    """A Unix time in this computer's local time zone."""
+    if stamp is None:
+        return "—"
+    return datetime.fromtimestamp(stamp).astimezone().strftime("%a %Y-%m-%d %H:%M %Z")
+
+
+def fire_line(fire: FireInfo) -> str:
+    line = f"{local_time(fire.scheduled_for)}  {fire.status}"
+    if fire.missed > 1:
+        line += f" (for {fire.missed} missed times)"
+    return line + (f": {fire.reason}" if fire.reason else "")
+
+
+class SchedulesPanelDialog(QDialog):
+    def __init__(self, controller: SchedulesController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.setWindowTitle("Schedules")
+        self.setModal(False)
+        self.resize(860, 460)
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(list(COLUMNS))
+        self.tree.setRootIsDecorated(False)
+        self.tree.itemSelectionChanged.connect(self._on_selection)
+        self.empty_label = QLabel(
+            "No schedules yet. Ask the agent, e.g. “remind me every weekday at 9 to…”."
+        )
+        self.history_view = QPlainTextEdit()
+        self.history_view.setReadOnly(True)
+        self.history_view.setMaximumHeight(140)
+        self.error_label = build_status_label()
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.pause_button = QPushButton("Pause")
+        self.run_button = QPushButton("Run now")
+        self.delete_button = QPushButton("Delete")
+        self.refresh_button = QPushButton("Refresh")
+        for button in (self.pause_button, self.run_button, self.delete_button, self.refresh_button):
+            buttons.addButton(button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.rejected.connect(self.reject)
+        self.pause_button.clicked.connect(self._on_pause)
+        self.run_button.clicked.connect(self._on_run)
+        self.delete_button.clicked.connect(self._on_delete)
+        self.refresh_button.clicked.connect(controller.reload)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tree, 1)
+        layout.addWidget(self.empty_label)
+        layout.addWidget(QLabel("History"))
+        layout.addWidget(self.history_view)
+        layout.addWidget(self.error_label)
+        layout.addWidget(buttons)
+        controller.changed.connect(self._show)
+        controller.failed.connect(self._show_error)
+        self._show()
+
+    def selected(self) -> ScheduleInfo | None:
+        items = self.tree.selectedItems()
+        if not items:
+            return None
+        index = self.tree.indexOfTopLevelItem(items[0])
+        return self.controller.schedules[index] if index >= 0 else None
+
+    def _show(self) -> None:
+        chosen = self.selected()
+        self.tree.clear()
+        for schedule in self.controller.schedules:
+            when = f"{schedule.kind} {schedule.spec}"
+            nexts = local_time(schedule.next_fire_at) if schedule.enabled else "paused"
+            state = "on" if schedule.enabled else "paused"
+            row = (
+                schedule.name,
+                when,
+                schedule.timezone,
+                nexts,
+                schedule.last_status or "—",
+                state,
+            )
+            item = QTreeWidgetItem(list(row))
+            item.setToolTip(3, "\n".join(schedule.next_fires_local))
+            self.tree.addTopLevelItem(item)
+            if chosen is not None and chosen.id == schedule.id:
+                item.setSelected(True)
+        self.empty_label.setVisible(not self.controller.schedules)
+        self._on_selection()
+
+    def _on_selection(self) -> None:
+        schedule = self.selected()
+        for button in (self.pause_button, self.run_button, self.delete_button):
+            button.setEnabled(schedule is not None)
+        self.pause_button.setText("Resume" if schedule and not schedule.enabled else "Pause")
+        self.history_view.clear()
+        if schedule is not None:
+            self.controller.history(schedule.id).then(self._show_history)
+
+    def _show_history(self, result: ScheduleHistoryResult) -> None:
+        lines = [fire_line(f) for f in result.fires]
+        self.history_view.setPlainText("\n".join(lines) or "Not fired yet.")
+
+    def _show_error(self, message: str) -> None:
+        self.error_label.setText(message)
+        self.error_label.show()
+
+    def _on_pause(self) -> None:
+        schedule = self.selected()
+        if schedule is not None:
+            self.controller.set_enabled(schedule.id, not schedule.enabled)
+
+    def _on_run(self) -> None:
+        schedule = self.selected()
+        if schedule is not None:
+            self.controller.run_now(schedule.id)
+
+    def _on_delete(self) -> None:
+        schedule = self.selected()
+        if schedule is not None:
+            self.controller.delete(schedule.id)
+
+
+def add_schedules_panel(window: MainWindow, controller: SchedulesController) -> QAction:
+    """A Schedules action in the window's toolbar and File menu that opens the panel."""
+    action = QAction("Schedules", window)
+    action.setToolTip("Scheduled prompts: next times, last results, history")
+    panel: list[SchedulesPanelDialog] = []
+
+    def open_panel() -> None:
+        if not panel:
+            panel.append(SchedulesPanelDialog(controller, window))
+        controller.reload()
+        panel[0].show()
+        panel[0].raise_()
+
+    action.triggered.connect(open_panel)
+    toolbar = window.findChild(QToolBar, "main_toolbar")
+    if toolbar is not None:
+        toolbar.addAction(action)
+    window.menu_actions.add_panel(action)
+    return action
