@@ -30,7 +30,7 @@ from desktop.schedules_controller import SchedulesController
 from desktop.servers_controller import ServersController
 from desktop.views.main_window import MainWindow
 from desktop.views.queue_strip import add_queue_strip
-from desktop.views.schedules_panel import add_schedules_panel
+from desktop.views.schedules_panel import add_schedules_panel, show_automation_notice
 from sidecar.protocol import Empty
 
 logger = logging.getLogger("desktop")
@@ -92,6 +92,7 @@ def build_desktop(
     client.queue_update_received.connect(queue.handle_update)
     add_queue_strip(window, queue)
     add_schedules_panel(window, SchedulesController(client))
+    client.automation_notice_received.connect(lambda notice: show_automation_notice(window, notice))
     client.initialized.connect(window.set_server_info)
     client.initialize_failed.connect(
         lambda error: window.banner.show_message(f"The sidecar refused to start: {error.message}")

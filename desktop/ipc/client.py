@@ -34,7 +34,7 @@ from sidecar.protocol import (
     RunEventParams,
     WireModel,
 )
-from sidecar.protocol.queue import QueueUpdateParams
+from sidecar.protocol.queue import NotifyParams, QueueUpdateParams
 from sidecar.protocol.servers import ServerStatusParams
 
 logger = logging.getLogger(__name__)
@@ -49,6 +49,8 @@ class RpcClient(QObject):
         run_event_received(RunEventParams): one `run/event` notification.
         server_status_received(ServerStatusParams): one `server/status` notification.
         queue_update_received(QueueUpdateParams): one `queue/update` notification.
+        automation_notice_received(NotifyParams): a scheduled run or the heartbeat wants the
+            author (`automation/notify`).
         malformed_frame_received(str): a line from the sidecar was skipped; the reason.
     """
 
@@ -57,6 +59,7 @@ class RpcClient(QObject):
     run_event_received = Signal(object)
     server_status_received = Signal(object)
     queue_update_received = Signal(object)
+    automation_notice_received = Signal(object)
     malformed_frame_received = Signal(str)
 
     def __init__(
@@ -223,6 +226,8 @@ class RpcClient(QObject):
                 self.server_status_received.emit(frame.params)
             elif isinstance(frame.params, QueueUpdateParams):
                 self.queue_update_received.emit(frame.params)
+            elif isinstance(frame.params, NotifyParams):
+                self.automation_notice_received.emit(frame.params)
         elif isinstance(frame, TypedResponse):
             self._complete(frame)
         elif isinstance(frame, Response):

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from desktop.schedules_controller import SchedulesController
 from desktop.views.main_window import MainWindow
 from desktop.views.text import build_status_label
-from sidecar.protocol.queue import FireInfo, ScheduleHistoryResult, ScheduleInfo
+from sidecar.protocol.queue import FireInfo, NotifyParams, ScheduleHistoryResult, ScheduleInfo
 
 COLUMNS = ("Name", "When", "Zone", "Next (local time)", "Last result", "State")
 
@@ -164,3 +164,13 @@ def add_schedules_panel(window: MainWindow, controller: SchedulesController) -> 
         toolbar.addAction(action)
     window.menu_actions.add_panel(action)
     return action
+
+
+NOTICE_MS = 15_000
+
+
+def show_automation_notice(window: MainWindow, notice: NotifyParams) -> None:
+    """A scheduled run or the heartbeat wants the author: a desktop notification when the
+    window is in the background, else a line in the status bar."""
+    if not window.notifier.notify(notice.title, notice.text):
+        window.statusBar().showMessage(f"{notice.title}: {notice.text}", NOTICE_MS)

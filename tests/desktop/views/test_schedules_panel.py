@@ -9,9 +9,15 @@ from pytestqt.qtbot import QtBot
 
 from desktop.schedules_controller import SchedulesController
 from desktop.views.main_window import MainWindow
-from desktop.views.schedules_panel import SchedulesPanelDialog, add_schedules_panel, local_time
+from desktop.views.schedules_panel import (
+    SchedulesPanelDialog,
+    add_schedules_panel,
+    local_time,
+    show_automation_notice,
+)
 from sidecar.protocol.queue import (
     FireInfo,
+    NotifyParams,
     QueueEmpty,
     ScheduleHistoryResult,
     ScheduleInfo,
@@ -120,3 +126,15 @@ def test_the_window_offers_the_panel_in_its_toolbar(
     _listed(fake_sender, _schedule("a"))
     panel = window.findChild(SchedulesPanelDialog)
     assert panel is not None and panel.isVisible() and panel.tree.topLevelItemCount() == 1
+
+
+def test_a_heartbeat_that_needs_the_author_is_told_in_the_window_or_as_a_notification(
+    qtbot: QtBot,
+    window: MainWindow,
+):
+    shown: list[tuple[str, str]] = []
+    window.notifier.shown.connect(lambda title, text: shown.append((title, text)))
+    notice = NotifyParams(kind="heartbeat", title="Heartbeat", text="The build is red")
+    show_automation_notice(window, notice)
+    in_bar = window.statusBar().currentMessage() == "Heartbeat: The build is red"
+    assert in_bar or shown == [("Heartbeat", "The build is red")]
