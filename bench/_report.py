@@ -50,6 +50,8 @@ class Target:
     def shown(self) -> str:
         if self.unit == "x":
             return f"{self.value:.2f}x (target ≤ {self.limit:g}x)"
+        if self.unit == "MB":
+            return f"{self.value:.1f} MB (target ≤ {self.limit:g} MB)"
         return f"{ms(self.value)} (target ≤ {ms(self.limit)})"
 
 

@@ -155,7 +155,7 @@ def _sse_chunks(lines: list[bytes | LineTooLongError]) -> Iterator[dict[str, Any
             yield None
             continue
         try:
-            value = json.loads(data)
+            value = json.loads(data.decode())  # str: json skips its encoding detection
         except ValueError as exc:
             raise lm15.ProviderError(f"the stream sent a malformed event: {exc}") from exc
         if isinstance(value, dict):

@@ -35,13 +35,6 @@ class LineTooLongError(ValueError):
         self.size = size
 
 
-def _clean(line: bytes) -> bytes | None:
-    """The line without a trailing CR, or None for a blank line."""
-    if line.endswith(b"\r"):
-        line = line[:-1]
-    return line if line.strip() else None
-
-
 class LineSplitter:
     """Splits a byte stream into lines; see the module docstring."""
 
@@ -91,10 +84,9 @@ class LineSplitter:
         return out
 
     def _emit(self, line: bytes, out: list[bytes | LineTooLongError]) -> None:
-        raw_size = len(line) - (1 if line.endswith(b"\r") else 0)
-        if raw_size > self.max_line_bytes:
-            out.append(LineTooLongError(self.max_line_bytes, raw_size))
-            return
-        cleaned = _clean(line)
-        if cleaned is not None:
-            out.append(cleaned)
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if len(line) > self.max_line_bytes:
+            out.append(LineTooLongError(self.max_line_bytes, len(line)))
+        elif line and not line.isspace():
+            out.append(line)
