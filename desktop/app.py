@@ -31,6 +31,7 @@ from desktop.servers_controller import ServersController
 from desktop.views.main_window import MainWindow
 from desktop.views.queue_strip import add_queue_strip
 from desktop.views.schedules_panel import add_schedules_panel, show_automation_notice
+from desktop.views.tray import install_tray
 from sidecar.protocol import Empty
 
 logger = logging.getLogger("desktop")
@@ -131,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     desktop = build_desktop(data_dir)
     app.aboutToQuit.connect(desktop.shutdown)
     desktop.window.quit_requested.connect(app.quit)
+    install_tray(app, desktop.window)
     desktop.window.show()
     desktop.start()
     return app.exec()
