@@ -22,10 +22,12 @@ _SHOWN = frozenset({"queued", "delivered"})
 class QueueController:
     """Events:
     changed(thread_id): the thread's queue changed.
+    delivered(QueuedMessageInfo): a message just reached its turn (it is in the conversation).
     failed(str): a request failed; a sentence for the author."""
 
     def __init__(self, sender: RequestSender) -> None:
         self.changed: Emitter[[str]] = Emitter()
+        self.delivered: Emitter[[QueuedMessageInfo]] = Emitter()
         self.failed: Emitter[[str]] = Emitter()
         self._sender = sender
         self._by_thread: dict[str, dict[str, QueuedMessageInfo]] = {}
@@ -33,6 +35,9 @@ class QueueController:
     def handle_update(self, params: QueueUpdateParams) -> None:
         message = params.message
         messages = self._by_thread.setdefault(message.thread_id, {})
+        before = messages.get(message.id)
+        if message.status == "delivered" and (before is None or before.status != "delivered"):
+            self.delivered.emit(message)
         if message.status in _SHOWN:
             messages[message.id] = message
         else:

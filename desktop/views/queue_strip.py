@@ -91,4 +91,11 @@ def add_queue_strip(window: MainWindow, queue: QueueController) -> QueueStrip:
         layout.insertWidget(layout.indexOf(window.composer), strip)
     window.state.selection_changed.connect(lambda _thread_id: strip.refresh())
     queue.failed.connect(window.composer.show_error)
+
+    def show_delivered(message: QueuedMessageInfo) -> None:
+        # The running turn (or the one it started) took it: it joins the transcript now.
+        if message.thread_id == window.state.selected_thread_id:
+            window.state.transcript.add_local_message(message.text)
+
+    queue.delivered.connect(show_delivered)
     return strip

@@ -95,6 +95,7 @@ def test_a_delivered_message_cannot_change_and_an_answered_one_leaves_the_strip(
 ):
     queue, strip = _strip(window, fake_sender)
     queue.handle_update(_queued("q1", "also the tide", status="delivered"))
+    assert window.transcript.plain_text().endswith("also the tide")
     _, label, edit, withdraw = strip.rows[0]
     assert label.text() == "steer · delivered: also the tide"
     assert not edit.isEnabled() and not withdraw.isEnabled()
