@@ -85,6 +85,8 @@ async def tool_results(sidecar: Sidecar, thread_id: str) -> list[dict[str, Any]]
     return [m for m in got["messages"] if m["role"] == "tool"]
 
 
+# Dozens of sidecar lives: a loaded machine needs more than the default per-test bound.
+@pytest.mark.timeout(900)
 async def test_an_interrupt_the_window_saw_survives_a_kill_right_after_and_runs_once(
     tmp_path: Path,
 ) -> None:
@@ -169,6 +171,7 @@ async def the_question(sidecar: Sidecar, thread_id: str) -> dict[str, Any]:
     return question
 
 
+@pytest.mark.timeout(900)
 async def test_a_kill_during_an_approved_slow_call_asks_the_author_and_never_runs_it_twice(
     tmp_path: Path,
 ) -> None:
@@ -189,7 +192,9 @@ async def test_a_kill_during_an_approved_slow_call_asks_the_author_and_never_run
             assert await pending(sidecar, thread_id) == [question]
             ending = "Skip"
         if ending == "new message":
-            run = await sidecar.call("run/start", {"thread_id": thread_id, "text": "/tools"})
+            # While a question waits, a message is queued unless it is meant to take over.
+            params = {"thread_id": thread_id, "text": "/tools", "mode": "interrupt"}
+            run = await sidecar.call("run/start", params)
             await sidecar.run_to_end(run["run_id"], within=90)
             [result] = await tool_results(sidecar, thread_id)
             assert (result["content"], result["is_error"]) == (UNCERTAIN, True)
