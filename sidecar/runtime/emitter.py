@@ -8,6 +8,10 @@ the pending text reaches `TOKEN_MAX_CHARS`. Any other event sends the pending te
 order of events is kept, and nothing already handed to `token` is ever dropped: a cancelled run
 sends its pending text before `run_cancelled`.
 
+A subagent's streamed text relayed under its task (its own `token`s, or a strong agent's
+`message_delta` events, which arrive as `tool_progress`) coalesces the same way, into one event
+of the same shape per window; text of another stream first sends what is pending.
+
 Back-pressure: when the sink reports that the wire is congested (a `FlowGate`, e.g. the stdio
 writer while the window is not reading), pending text is held and keeps growing by its own size
 only (not by one frame per token) until the gate calls back; then it leaves as one event.
@@ -16,11 +20,13 @@ only (not by one frame per token) until the gate calls back; then it leaves as o
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Protocol, cast, runtime_checkable
 
-from sidecar.protocol import RunEventBody, RunEventParams, Token
+from sidecar.protocol import RunEventBody, RunEventParams, SubagentEvent, Token
 from sidecar.store import Store
 
 EventSink = Callable[[RunEventParams], None]
@@ -67,6 +73,63 @@ class GatedEventSink:
         self._gate.when_ready(callback)
 
 
+@dataclass(frozen=True, slots=True)
+class _Stream:
+    """One stream of text that coalesces: the run's answer, or one subagent's (its own tokens,
+    or a strong agent's `message_delta`s relayed as progress)."""
+
+    key: tuple[object, ...]
+    template: SubagentEvent | None = None
+
+    def event(self, text: str) -> RunEventBody:
+        template = self.template
+        if template is None:
+            return Token.model_construct(text=text)
+        inner = dict(template.event)
+        if inner.get("type") == "token":
+            inner["text"] = text
+        else:
+            delta = {"type": "message_delta", "text": text, "channel": self.key[-1]}
+            inner["message"] = json.dumps(delta, ensure_ascii=False)
+        return SubagentEvent.model_construct(
+            task_id=template.task_id,
+            plan_id=template.plan_id,
+            sub_thread_id=template.sub_thread_id,
+            event=inner,
+        )
+
+
+_ANSWER = _Stream(("answer",))
+_DELTA_KEYS = frozenset({"type", "text", "channel"})
+
+
+def _subagent_piece(event: SubagentEvent) -> tuple[_Stream, str] | None:
+    """The stream and text of a subagent event that only carries streamed text, else None."""
+    inner = event.event
+    where = (event.task_id, event.sub_thread_id)
+    text = inner.get("text")
+    if inner.get("type") == "token" and isinstance(text, str):
+        return _Stream(("token", *where), event), text
+    message = inner.get("message")
+    if inner.get("type") != "tool_progress" or not isinstance(message, str):
+        return None
+    if '"message_delta"' not in message:  # cheap refusal before parsing
+        return None
+    try:
+        delta: object = json.loads(message)
+    except ValueError:
+        return None
+    if not isinstance(delta, dict):
+        return None
+    fields = cast(dict[str, object], delta)
+    text, channel = fields.get("text"), fields.get("channel", "text")
+    if fields.get("type") != "message_delta" or not fields.keys() <= _DELTA_KEYS:
+        return None
+    if not isinstance(text, str) or not isinstance(channel, str):
+        return None
+    return _Stream(("delta", *where, inner.get("call_id"), channel), event), text
+
+
 class RunEmitter:
     def __init__(
         self,
@@ -89,21 +152,31 @@ class RunEmitter:
         self._max_chars = max_chars
         self._pending: list[str] = []
         self._pending_chars = 0
+        self._stream: _Stream = _ANSWER  # whose text is pending
         self._next_send = 0.0  # monotonic time before which a token waits for company
         self._timer: asyncio.TimerHandle | None = None
         self._waiting_on_gate = False
 
     def __call__(self, event: RunEventBody) -> None:
-        if event.type == "token":
-            self.token(event.text)  # pyright: ignore[reportAttributeAccessIssue]
+        if isinstance(event, Token):
+            self.token(event.text)
+            return
+        if isinstance(event, SubagentEvent) and (piece := _subagent_piece(event)) is not None:
+            self._add(*piece)
             return
         self.flush()
         self._publish(event)
 
     def token(self, text: str) -> None:
         """Stream answer text: sent now when the wire is idle, else joined to the next event."""
+        self._add(_ANSWER, text)
+
+    def _add(self, stream: _Stream, text: str) -> None:
         if not text:
             return
+        if self._pending and stream.key != self._stream.key:
+            self.flush()  # another stream's text: what is pending goes first, order is kept
+        self._stream = stream
         self._pending.append(text)
         self._pending_chars += len(text)
         if self._waiting_on_gate:
@@ -155,7 +228,7 @@ class RunEmitter:
         self._pending.clear()
         self._pending_chars = 0
         self._next_send = now + self._window_s
-        self._publish(Token.model_construct(text=text))
+        self._publish(self._stream.event(text))
 
     def _publish(self, event: RunEventBody) -> None:
         # Built without validation: every event here is already a typed wire model.

@@ -4,13 +4,14 @@ sent at once, pending text sent before any other event, and held while the wire 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
 import pytest
 
-from sidecar.protocol import RunCancelled, RunEventParams, ToolResult
+from sidecar.protocol import RunCancelled, RunEventParams, SubagentEvent, ToolResult
 from sidecar.runtime.emitter import GatedEventSink, RunEmitter
 from sidecar.store import Store, open_database
 
@@ -182,3 +183,80 @@ async def test_empty_tokens_send_nothing(store: Store) -> None:
     emit.token("")
     emit.flush()
     assert wire.events == []
+
+
+def _delta(task: str, text: str, channel: str = "text") -> SubagentEvent:
+    message = json.dumps({"type": "message_delta", "text": text, "channel": channel})
+    progress = {"type": "tool_progress", "call_id": "agent", "progress": 0, "message": message}
+    return SubagentEvent(task_id=task, plan_id="p1", sub_thread_id=f"sub-{task}", event=progress)
+
+
+def _deltas_text(wire: Wire, task: str) -> str:
+    texts: list[str] = []
+    for e in wire.events:
+        if isinstance(e.event, SubagentEvent) and e.event.task_id == task:
+            texts.append(json.loads(e.event.event["message"]).get("text", ""))
+    return "".join(texts)
+
+
+async def test_a_strong_agents_deltas_coalesce_into_events_of_the_same_shape(
+    store: Store,
+) -> None:
+    wire = Wire()
+    emit = _emitter(store, wire)
+    pieces = [f"{n} {TEXTS[n % len(TEXTS)]}" for n in range(500)]
+    for piece in pieces:
+        emit(_delta("t1", piece))
+    emit.flush()
+    assert _deltas_text(wire, "t1") == "".join(pieces)
+    assert len(wire.events) == 2  # the first at once, the rest in one event
+    merged = wire.events[-1].event
+    assert isinstance(merged, SubagentEvent)
+    assert (merged.task_id, merged.plan_id, merged.sub_thread_id) == ("t1", "p1", "sub-t1")
+    assert merged.event["type"] == "tool_progress" and merged.event["call_id"] == "agent"
+    assert json.loads(merged.event["message"])["channel"] == "text"
+
+
+async def test_streams_of_different_subagents_and_channels_keep_their_order(
+    store: Store,
+) -> None:
+    wire = Wire()
+    emit = _emitter(store, wire)
+    script = [
+        _delta("t1", "a1 "),
+        _delta("t1", "a2 "),
+        _delta("t2", "b1 "),
+        _delta("t1", "think", "thinking"),
+        _delta("t1", "a3"),
+    ]
+    for event in script:
+        emit(event)
+    emit.token("answer")
+    emit.flush()
+    shown = [
+        (e.event.task_id, json.loads(e.event.event["message"])["text"])
+        if isinstance(e.event, SubagentEvent)
+        else ("answer", e.event.text)  # pyright: ignore[reportAttributeAccessIssue]
+        for e in wire.events
+    ]
+    assert shown == [
+        ("t1", "a1 "),
+        ("t1", "a2 "),
+        ("t2", "b1 "),
+        ("t1", "think"),
+        ("t1", "a3"),
+        ("answer", "answer"),
+    ]
+
+
+async def test_other_subagent_events_pass_unchanged_after_the_pending_text(
+    store: Store,
+) -> None:
+    wire = Wire()
+    emit = _emitter(store, wire)
+    emit(_delta("t1", "first "))
+    emit(_delta("t1", "second"))
+    done = {"type": "tool_progress", "call_id": "agent", "message": '{"type": "run_completed"}'}
+    emit(SubagentEvent(task_id="t1", event=done))
+    assert _deltas_text(wire, "t1").startswith("first second")
+    assert wire.events[-1].event.event == done  # pyright: ignore[reportAttributeAccessIssue]
