@@ -8,6 +8,7 @@ from the venv or a Python on PATH.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import time
@@ -76,10 +77,8 @@ def test_the_bundle_opens_the_window_and_stays_up(bundle: Path, tmp_path: Path) 
         [str(bundle)], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     started = time.monotonic()
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=WINDOW_UP_S)
-    except subprocess.TimeoutExpired:
-        pass
     up_for = time.monotonic() - started
     proc.terminate()
     try:
