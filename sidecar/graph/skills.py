@@ -1,4 +1,6 @@
-"""The skills the context offers: names and descriptions within a share of the token budget.
+"""The skills the context offers: names and descriptions within their share of the token
+budget (`Budget.skills`, 2% of the input budget; Codex gives its skill listing about 2% of the
+window).
 
 Progressive disclosure: the context lists each usable skill's name and description (shortened,
 then left out with a reason when the listing would pass its share); a skill's instructions enter
@@ -26,8 +28,6 @@ from sidecar.graph.memory.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 
-SKILLS_SHARE = 0.02
-"""Of the input budget (Codex offers about 2% of the window to its skill listing)."""
 CHARS_PER_TOKEN = 4
 SCAN_DEADLINE_S = 10.0
 LEFT_OUT_NAMED = 40
@@ -65,7 +65,7 @@ async def offer_skills(
         skills = [s for s in skills if allows(s.name)]
     if not skills:
         return None
-    share = budget.share(SKILLS_SHARE)
+    share = budget.skills
     listing = build_listing(skills, share * CHARS_PER_TOKEN)
     if listing.offered:
         text = (

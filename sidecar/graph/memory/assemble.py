@@ -159,7 +159,8 @@ def assemble(
     _summary(out, summary, budget, counter)
     notes = len(out.turns)
     reserved_older = budget.older if with_memory else 0
-    room = max(0, min(budget.recent, budget.input - out.used - reserved_older))
+    # The skills listing is added after assembly (sidecar.graph.skills); keep its share free.
+    room = max(0, min(budget.recent, budget.input - out.used - reserved_older - budget.skills))
     _recent(
         out,
         sources.store,

@@ -12,6 +12,7 @@ budget, shared in this order:
 | relevant memories | 10 % |
 | the thread's summary | 10 % |
 | relevant older messages | 5 % |
+| the skills listing (names and descriptions; `sidecar.graph.skills`) | 2 % |
 | recent messages | what is left, at most 50 % |
 
 When the thread's unsummarized messages outgrow the recent share, the older part is compacted;
@@ -61,6 +62,10 @@ class Budget:
     @property
     def older(self) -> int:
         return self.share(0.05)
+
+    @property
+    def skills(self) -> int:
+        return self.share(0.02)
 
     @property
     def recent(self) -> int:
