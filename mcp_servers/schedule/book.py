@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS schedule_fires (
     PRIMARY KEY (schedule_id, scheduled_for)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS schedule_fires_open ON schedule_fires(status);
+CREATE INDEX IF NOT EXISTS schedule_fires_run ON schedule_fires(run_id);
 """
 
 MAX_PROMPT_CHARS = 20_000

@@ -121,6 +121,10 @@ class Scheduler:
             log.exception("scheduled run of %s failed to start", schedule.id)
             self.book.mark_fire(fire, "failed", reason=f"{type(exc).__name__}: {exc}")
             return
+        if run_id is None:  # its thread was busy: the prompt waits in its queue (followup)
+            reason = "queued behind the thread's running turn"
+            self.book.mark_fire(fire, "queued", reason=reason, thread_id=thread_id)
+            return
         self.book.mark_fire(fire, "started", run_id=run_id, thread_id=thread_id)
 
     def run_ended(self, run_id: str, status: str, reason: str | None = None) -> Fire | None:

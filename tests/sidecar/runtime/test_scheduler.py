@@ -38,6 +38,8 @@ class Starts:
         self.started.set()
         if schedule.prompt == "on a deleted thread":
             raise ScheduleTargetError("its thread t-9 was deleted; the schedule is paused")
+        if schedule.prompt == "on a busy thread":
+            return None, "t-1"  # queued behind the thread's running turn
         return f"run-{len(self.fires)}", "t-1"
 
 
@@ -192,3 +194,15 @@ async def test_the_loop_sleeps_until_the_next_fire_and_wakes_when_the_clock_gets
         assert starts.fires[1].scheduled_for == run_now.scheduled_for
     finally:
         loop.cancel()
+
+
+async def test_a_fire_on_a_busy_thread_is_recorded_as_queued_behind_its_turn(tmp_path: Path):
+    book, scheduler, clock, _starts = _rig(tmp_path / "a.db", _at("UTC", 2026, 6, 1, 0, 0))
+    schedule = book.create(kind="interval", spec="1h", prompt="on a busy thread")
+    clock.advance_to(book.get(schedule.id).next_fire_at or 0)
+    await scheduler.tick()
+    fire = book.history(schedule.id)[0]
+    assert (fire.status, fire.thread_id) == ("queued", "t-1")
+    assert fire.reason == "queued behind the thread's running turn"
+    scheduler.recover()  # a restart does not call a queued fire failed: its message waits
+    assert book.history(schedule.id)[0].status == "queued"
