@@ -113,7 +113,10 @@ class ScheduleInfo(WireModel):
 class FireInfo(WireModel):
     schedule_id: str
     scheduled_for: float
-    status: str = Field(description="claimed, started, finished, failed or skipped.")
+    status: str = Field(
+        description="claimed, started, queued (behind its thread's turn), finished, waiting "
+        "(on the author), failed, cancelled or skipped."
+    )
     reason: str | None = Field(default=None, description="Why it was skipped or failed.")
     run_id: str | None = None
     thread_id: str | None = None
