@@ -138,7 +138,7 @@ class GatewayConnection:
             },
             "role": "operator",
             "scopes": ["operator.read", "operator.write"],
-            "caps": [],
+            "caps": ["tool-events"],
             "auth": {"token": token},
         }
         try:

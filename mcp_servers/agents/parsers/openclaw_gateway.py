@@ -5,7 +5,9 @@ Frames are `{type: "req", id, method, params}`, `{type: "res", id, ok, payload |
 `runId`: `stream: "lifecycle"` (`data.phase` start / model / finishing / end / error, with
 `aborted` and `stopReason`), `stream: "assistant"` (`data.delta`, `data.text` so far),
 `stream: "tool"` (`data.phase` start `{name, toolCallId, args}` / update / result
-`{toolCallId, isError, result}`) and `stream: "usage"`. `agent.wait` answers
+`{toolCallId, isError, result}`; only to a client that connected with the `tool-events`
+capability), `stream: "item"` (`kind: "tool"`, start / end with `name`, `title`, `status`, no
+arguments: used when no `tool` frame came for that call) and `stream: "usage"`. `agent.wait` answers
 `{status: ok | error | timeout, error?, stopReason?}`. Pure: the controller feeds frames and the
 `agent.wait` payload; the accumulator then yields the `OperatorResult` like any parser's.
 """
@@ -53,6 +55,9 @@ class OpenClawGatewayParser(StreamParser):
         self.aborted = False
         self.ended = False
         self.session_key: str | None = None
+        self._called: set[str] = set()
+        self._answered: set[str] = set()
+        self._items: dict[str, JsonObject] = {}
 
     def on_object(self, obj: JsonObject) -> ParseStep:
         if obj.get("type") != "event" or obj.get("event") != "agent":
@@ -67,6 +72,8 @@ class OpenClawGatewayParser(StreamParser):
             return ParseStep(events=self._assistant(data))
         if stream == "tool":
             return ParseStep(events=self._tool(data))
+        if stream == "item" and data.get("kind") == "tool":
+            return ParseStep(events=self._item(data))
         if stream == "lifecycle":
             return ParseStep(events=self._lifecycle(payload, data))
         if stream == "usage":
@@ -99,17 +106,49 @@ class OpenClawGatewayParser(StreamParser):
         call_id = str_of(data.get("toolCallId"))
         if not call_id:
             return []
-        if phase == "start":
+        if phase == "start" and call_id not in self._called:
+            self._called.add(call_id)
+            self._items.pop(call_id, None)
             name = str_of(data.get("name")) or "tool"
             arguments: dict[str, JsonValue] = dict_of(data.get("args"))
             return [ToolCall(call_id=call_id, name=name, input=arguments)]
-        if phase == "result":
+        if phase == "result" and call_id not in self._answered:
+            self._answered.add(call_id)
             result = data.get("result")
             output = result if isinstance(result, str) else _tool_text(result)
-            return [
-                ToolResult(call_id=call_id, output=output, is_error=data.get("isError") is True)
-            ]
+            failed = data.get("isError") is True
+            return [ToolResult(call_id=call_id, output=output, is_error=failed)]
         return []
+
+    def _item(self, data: JsonObject) -> list[AgentEvent]:
+        """A tool item's start/end, for calls no `tool` frame describes (it has no arguments).
+
+        The start is held back until the end (or the run's end): a `tool` frame with the
+        arguments usually follows it.
+        """
+        call_id = str_of(data.get("toolCallId"))
+        phase = str_of(data.get("phase"))
+        if not call_id or (call_id in self._called and phase == "start"):
+            return []
+        if phase == "start":
+            self._items[call_id] = data
+            return []
+        if phase != "end":
+            return []
+        events = self._flush_item(call_id)
+        if call_id not in self._answered:
+            self._answered.add(call_id)
+            output = str_of(data.get("title")) or str_of(data.get("meta")) or ""
+            failed = str_of(data.get("status")) not in ("completed", "ok", "done")
+            events.append(ToolResult(call_id=call_id, output=output, is_error=failed))
+        return events
+
+    def _flush_item(self, call_id: str) -> list[AgentEvent]:
+        started = self._items.pop(call_id, None)
+        if started is None or call_id in self._called:
+            return []
+        self._called.add(call_id)
+        return [ToolCall(call_id=call_id, name=str_of(started.get("name")) or "tool")]
 
     def _lifecycle(self, payload: JsonObject, data: JsonObject) -> list[AgentEvent]:
         phase = str_of(data.get("phase"))
@@ -135,6 +174,8 @@ class OpenClawGatewayParser(StreamParser):
     def finish_with(self, wait: JsonObject | None) -> list[AgentEvent]:
         """The closing events once `agent.wait` answered (`wait` None: it never did)."""
         events: list[AgentEvent] = []
+        for call_id in list(self._items):
+            events.extend(self._flush_item(call_id))
         texts = [self._text[item] for item in self._order if self._text.get(item)]
         for text in texts:
             events.append(MessageCompleted(text=text))

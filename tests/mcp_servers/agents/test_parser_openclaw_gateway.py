@@ -141,3 +141,39 @@ def test_a_long_turn_among_other_runs_keeps_every_delta_and_tool_step_of_its_own
     assert len([e for e in events if isinstance(e, ToolCall)]) == 100
     assert closing == [MessageCompleted(text=text)]
     assert result_of(parser).metrics.tool_calls == 100
+
+
+def recorded_tool_frames() -> list[dict[str, Any]]:
+    lines = read_lines(LOCAL_TRANSCRIPTS / "openclaw_real_gateway_tool_frames.jsonl")
+    return [json.loads(line) for line in lines]
+
+
+def test_a_recorded_tool_turn_gives_one_call_with_its_arguments_and_one_result() -> None:
+    frames = recorded_tool_frames()
+    parser = OpenClawGatewayParser(run_id=frames[0]["payload"]["runId"])
+    events = [e for frame in frames for e in parser.feed_frame(frame)]
+    parser.finish_with({"status": "ok"})
+
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert calls == [
+        ToolCall(
+            call_id="call_w1", name="write", input={"path": "notes.md", "content": "# Notes\n"}
+        )
+    ]
+    assert results == [
+        ToolResult(call_id="call_w1", output="Successfully wrote 8 bytes to notes.md")
+    ]
+    assert result_of(parser).final_message == "wrote notes.md"
+    assert result_of(parser).metrics.tool_calls == 1
+
+
+def test_without_tool_events_the_item_frames_still_give_the_call_and_its_outcome() -> None:
+    frames = [f for f in recorded_tool_frames() if f["payload"]["stream"] != "tool"]
+    parser = OpenClawGatewayParser(run_id=frames[0]["payload"]["runId"])
+    events = [e for frame in frames for e in parser.feed_frame(frame)]
+
+    assert [e for e in events if isinstance(e, ToolCall | ToolResult)] == [
+        ToolCall(call_id="call_w1", name="write"),
+        ToolResult(call_id="call_w1", output="Write to notes.md (8 chars)"),
+    ]
