@@ -10,7 +10,9 @@ from typing import Any, Literal
 from sidecar.coord.profiles import Profile
 from sidecar.store import TaskRecord
 
-AttemptMode = Literal["start", "retry", "continue", "resume"]
+AttemptMode = Literal["start", "retry", "continue", "resume", "revise"]
+"""`revise`: the same session again after its result failed a check (`previous_error` holds
+the check's reasons); counted as an attempt."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from sidecar.store import MessageRecord
 _PROMPTS = {
     "continue": "Continue the task where you left off, then answer with its result.",
     "retry": "Your previous attempt failed ({error}). Try the task again.",
+    "revise": "{error}\n\nFix what the check found, then answer with the corrected result.",
 }
 _WRITES = ("write", "edit")
 # What a task is doing, by the node its subagent entered (tool calls name the tool instead).

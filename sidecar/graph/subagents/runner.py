@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import replace
 from typing import Any, cast
 
 from sidecar.binding.calls import LiveInterruptDropped, task_scope
@@ -29,11 +30,13 @@ from sidecar.graph.subagents.attempt import (
     AttemptResult,
     BudgetExceededError,
 )
+from sidecar.graph.subagents.composer import composer_attempt, is_composer
 from sidecar.graph.subagents.escalation import ask_author, out_of_attempts
 from sidecar.graph.subagents.finish import finish_task
 from sidecar.graph.subagents.internal import internal_attempt
 from sidecar.graph.subagents.records import change_task
 from sidecar.graph.subagents.strong import strong_attempt
+from sidecar.graph.subagents.verify import CHECK_FAILED, check_result
 from sidecar.store import TaskRecord
 
 _OK_DEPENDENCY = frozenset({"succeeded", "skipped"})
@@ -131,8 +134,12 @@ async def _attempts(
             finish_task(deps, inp, current, "cancelled", error=reason or "cancelled by the author")
             return
         if result.status == "success":
-            finish_task(deps, inp, current, "succeeded", result=result)
-            return
+            verdict = await check_result(deps, inp, current, result)
+            if verdict is None or verdict.passed:
+                finish_task(deps, inp, current, "succeeded", result=result)
+                return
+            # A failed check goes back to the agent with its reasons, not as a blind retry.
+            result = replace(result, status="failed", error=verdict.feedback())
         if result.status == "incomplete" and continuations < timings.max_continuations:
             continuations += 1
             if result.session_ref:
@@ -143,7 +150,7 @@ async def _attempts(
         error = result.error or "ended with work left after every continuation"
         if attempt < profile.max_attempts and stopped != "budget":
             await asyncio.sleep(timings.backoff(attempt))
-            mode, task = "retry", _reload(deps, current)
+            mode, task = _next_mode(profile, result), _reload(deps, current)
             continue
         next_profile = await out_of_attempts(
             deps, inp, current, profile, stopped=stopped or "failed", result=result
@@ -152,6 +159,13 @@ async def _attempts(
             return
         profile = next_profile
         attempt, mode, task = 0, "retry", _reload(deps, current)
+
+
+def _next_mode(profile: Profile, result: AttemptResult) -> AttemptMode:
+    """A result that failed its check is revised in the same session (an internal agent);
+    a strong agent starts afresh with the check's reasons in its instruction."""
+    checked = result.error is not None and result.error.startswith(CHECK_FAILED)
+    return "revise" if checked and profile.kind == "internal" else "retry"
 
 
 def _add_usage(deps: GraphDeps, task: TaskRecord, result: AttemptResult) -> TaskRecord:
@@ -210,7 +224,10 @@ async def _one_attempt(
     ctx = AttemptContext(
         inp["thread_id"], task, profile, inp["depth"], mode, previous_error, reporter, ask
     )
-    body = internal_attempt(deps, ctx) if profile.kind == "internal" else strong_attempt(deps, ctx)
+    if profile.kind == "internal":
+        body = (composer_attempt if is_composer(profile.id) else internal_attempt)(deps, ctx)
+    else:
+        body = strong_attempt(deps, ctx)
     runner: asyncio.Task[AttemptResult] = asyncio.ensure_future(_timed(body, profile.timeout))
     deps.coordinator.attempt_started(task.plan_id, task.id, cast("asyncio.Task[object]", runner))
 

@@ -1,0 +1,187 @@
+"""Checked results through the real sidecar with a scripted model on 127.0.0.1 that logs
+prompts: a task with acceptance criteria is checked by a verifier (a cheap subagent, or a
+command in the sandbox); a failed check goes back to the agent with its reasons; a verifier
+that never answers fails the check within its bound."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.protocol import RunEventParams
+from tests.e2e.harness import Sidecar, event_types
+from tests.e2e.test_subagents import _answers, _start, _task
+from tests.fakes.dspy_format import answer_text
+from tests.fakes.model_server import Reply, ScriptedModelServer
+from tests.fakes.openai_chat import openai_chat_server
+from tests.fakes.script import RecordedRequest
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedModelServer]:
+    with openai_chat_server() as server:
+        yield server
+
+
+@pytest.fixture
+async def agent(
+    sidecar_data: Path, workspace: Path, model: ScriptedModelServer
+) -> AsyncIterator[Sidecar]:
+    process = await _start(sidecar_data, workspace, model)
+    yield process
+    await process.kill()
+
+
+_VERIFIER_MARK = "Check whether a finished task's result meets its acceptance criteria."
+
+
+def _is_check(request: RecordedRequest) -> bool:
+    return any(
+        m["role"] == "user" and _VERIFIER_MARK in str(m["content"])
+        for m in request.body["messages"]
+    )
+
+
+def _last_user(request: RecordedRequest) -> str:
+    users = [str(m["content"]) for m in request.body["messages"] if m["role"] == "user"]
+    return users[-1] if users else ""
+
+
+def _checks(events: list[RunEventParams]) -> list[dict[str, Any]]:
+    return [
+        e.event.event  # type: ignore[union-attr]
+        for e in events
+        if e.event.type == "subagent_event" and e.event.event.get("type") == "check"  # type: ignore[union-attr]
+    ]
+
+
+async def _run_plan(agent: Sidecar, tasks: list[dict[str, Any]]) -> tuple[str, str]:
+    thread = await agent.call("thread/create", {})
+    await agent.call("thread/set_autonomous", {"thread_id": thread["id"], "autonomous": True})
+    plan = {"goal": "checked", "tasks": tasks}
+    run = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
+    )
+    return thread["id"], run["run_id"]
+
+
+async def _tasks(agent: Sidecar, thread_id: str) -> dict[str, dict[str, Any]]:
+    plan = (await agent.call("plan/get", {"thread_id": thread_id}))["plans"][-1]
+    return {t["id"]: t for t in plan["tasks"]}
+
+
+async def test_a_rejected_result_goes_back_with_the_verifiers_reason_and_then_passes(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    verdicts = iter(["FAIL\nThe answer does not name the river.", "PASS\nIt names the Fal."])
+
+    def respond(request: RecordedRequest) -> Reply:
+        if _is_check(request):
+            return Reply.text(answer_text(next(verdicts)))
+        if "does not name the river" in _last_user(request):
+            return Reply.text(answer_text("The river is the Fal."))
+        return Reply.text(answer_text("There is a river."))
+
+    model.push(*[respond] * 4)
+    task = {**_task("a"), "success_criteria": "The answer names the river."}
+    thread_id, run_id = await _run_plan(agent, [task])
+    events = await agent.run_to_end(run_id)
+    assert event_types(events)[-1] == "run_finished"
+
+    done = (await _tasks(agent, thread_id))["a"]
+    assert (done["status"], done["attempt"], done["summary"]) == (
+        "succeeded",
+        2,
+        "The river is the Fal.",
+    )
+    requests = model.generation_requests
+    assert [_is_check(r) for r in requests] == [False, True, False, True]
+    # The verifier saw the criteria and the result it judged.
+    assert "The answer names the river." in _last_user(requests[1])
+    assert "There is a river." in _last_user(requests[1])
+    # The second attempt is a continuation of the same session carrying the reasons, not a
+    # blind retry: the first answer is still in its history.
+    second = requests[2]
+    assert "The answer does not name the river." in _last_user(second)
+    assert "Fix what the check found" in _last_user(second)
+    assert any(
+        m["role"] == "assistant" and "There is a river." in str(m["content"])
+        for m in second.body["messages"]
+    )
+    checks = _checks(events)
+    assert [(c["attempt"], c["verdict"]) for c in checks] == [
+        (1, "running"),
+        (1, "fail"),
+        (2, "running"),
+        (2, "pass"),
+    ]
+    assert checks[1]["reasons"] == "The answer does not name the river."
+    assert {c["method"] for c in checks} == {"model"}
+
+
+async def test_a_verifier_that_never_answers_fails_the_check_with_a_timeout(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    listed = await agent.call("profile/list")
+    verifier = {**listed["profiles"][0], "id": "verifier", "tools_allowed": ["-"], "timeout": 2}
+    once = {**listed["profiles"][0], "id": "once", "max_attempts": 1}
+    await agent.call("profile/set", {"profiles": [*listed["profiles"], verifier, once]})
+    release = threading.Event()
+
+    def respond(request: RecordedRequest) -> Reply:
+        return Reply.hang(release) if _is_check(request) else _answers(request)
+
+    model.push(*[respond] * 2)
+    try:
+        task = {**_task("a", profile="once"), "success_criteria": "Names the river."}
+        thread_id, run_id = await _run_plan(agent, [task])
+        events = await agent.run_to_end(run_id, within=120)
+    finally:
+        release.set()
+    assert event_types(events)[-1] == "run_finished"
+    failed = (await _tasks(agent, thread_id))["a"]
+    assert failed["status"] == "failed"
+    assert failed["error"] == (
+        "The check of the result failed: the verifier did not answer within 2s"
+    )
+    checks = _checks(events)
+    assert [c["verdict"] for c in checks] == ["running", "fail"]
+    assert checks[-1]["reasons"] == "the verifier did not answer within 2s"
+
+
+async def test_a_command_check_runs_in_the_sandbox_and_its_output_is_the_reason(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    def respond(request: RecordedRequest) -> Reply:
+        if "2 tests failed" in _last_user(request):
+            return Reply.text(answer_text("fixed"))
+        return _answers(request)
+
+    model.push(*[respond] * 3)
+    failing = {
+        **_task("a"),
+        "success_criteria": "run: import sys\nsys.exit('2 tests failed')",
+    }
+    passing = {**_task("b"), "success_criteria": "run: print('all good')"}
+    thread_id, run_id = await _run_plan(agent, [failing, passing])
+    events = await agent.run_to_end(run_id, within=120)
+    assert event_types(events)[-1] == "run_finished"
+    tasks = await _tasks(agent, thread_id)
+    # A command check needs no verifier model: only the two tasks' own requests were made,
+    # plus task a's revisions (each again rejected by the same command).
+    assert not any(_is_check(r) for r in model.generation_requests)
+    assert (tasks["b"]["status"], tasks["b"]["attempt"]) == ("succeeded", 1)
+    assert (tasks["a"]["status"], tasks["a"]["attempt"]) == ("failed", 3)
+    assert tasks["a"]["error"] == (
+        "The check of the result failed: the check command exited with code 1: 2 tests failed"
+    )
+    checks = [c for c in _checks(events) if c["verdict"] != "running"]
+    assert {c["method"] for c in checks} == {"command"}
+    assert sorted(c["verdict"] for c in checks) == ["fail", "fail", "fail", "pass"]
