@@ -47,11 +47,15 @@ from sidecar.host.stdio_process import (
     terminate_group,
     wait_process_exit,
 )
+from sidecar.protocol.ndjson import LineSplitter as NdjsonSplitter
+from sidecar.protocol.ndjson import LineTooLongError
 
 __all__ = ["LineSplitter", "StdioTransport"]
 
 logger = logging.getLogger(__name__)
 
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+"""A JSON-RPC message from a server longer than this is refused (reported, not buffered)."""
 READ_SIZE = 1 << 20
 """Bytes asked for per read; the pipe hands over what it has, up to this."""
 STDERR_LINE_LIMIT = 8192
@@ -68,7 +72,9 @@ _Reader = MemoryObjectSendStream[SessionMessage | Exception]
 
 
 class LineSplitter:
-    """Splits a byte stream into lines in linear time.
+    """Splits the server's stderr into lines in linear time, cutting a runaway line into pieces
+    (its stdout, JSON-RPC messages, goes through the one NDJSON splitter,
+    `sidecar.protocol.ndjson`, which refuses an oversized message instead).
 
     Each byte is scanned for the separator once; the pieces of a line spanning chunks are kept
     and joined once when it ends. `scanned` and `copied` count bytes, so tests can prove it.
@@ -232,7 +238,7 @@ class StdioTransport:
     async def _pump_stdout(self, live: _Live, read_writer: _Reader) -> None:
         """Deliver each complete stdout line once parsed; then drain until the pipe closes."""
         stdout = _pipe(live.process.stdout)
-        splitter = LineSplitter()
+        splitter = NdjsonSplitter(MAX_MESSAGE_BYTES)
         decoder = codecs.getincrementaldecoder(self.params.encoding)(
             self.params.encoding_error_handler
         )
@@ -245,7 +251,10 @@ class StdioTransport:
                             if self._transcode:
                                 chunk = decoder.decode(chunk).encode("utf-8")
                             for line in splitter.feed(chunk):
-                                if line and not line.isspace():
+                                if isinstance(line, LineTooLongError):
+                                    logger.warning("MCP server (pid %s): %s", self.pid, line)
+                                    await read_writer.send(line)
+                                elif not line.isspace():
                                     await read_writer.send(self._parse(line))
             # The session is gone: keep a server that is still writing from blocking on the pipe.
             while True:
