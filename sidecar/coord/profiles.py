@@ -79,6 +79,19 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
         kind="internal",
         tools_allowed=("workspace__list", "workspace__read", "workspace__search"),
     ),
+    Profile(
+        id="skill-composer",
+        name="Skill Composer",
+        kind="internal",
+        tools_allowed=(
+            "workspace__list",
+            "workspace__read",
+            "workspace__search",
+            "skills__list",
+            "skills__load",
+        ),
+        concurrency=2,
+    ),
     Profile(id="claude", name="Claude Code", kind="claude_code", concurrency=2),
     Profile(id="codex", name="Codex", kind="codex", concurrency=2),
 )

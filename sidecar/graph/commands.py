@@ -2,7 +2,8 @@
 
 `/tools` lists tools; `/call <server>__<tool> {json args}` runs one through the tool node with
 the same permission checks as a model's call; `/delegate` and `/plan` dispatch subagents;
-`/routine <name> key=value ...` runs a saved routine (no planning call).
+`/routine <name> key=value ...` runs a saved routine (no planning call); `/skill new <name>`
+has the Skill Composer draft a skill from the conversation or a plan.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, cast
 
 from sidecar.coord.routines import RoutineError
 from sidecar.coord.routines import parse_args as parse_routine_args
+from sidecar.coord.skill_draft import TARGETS, DraftError, Target, check_name
 
 
 class CommandError(ValueError):
@@ -52,7 +54,16 @@ class RoutineCommand:
     args: dict[str, str]
 
 
-Command = ToolsCommand | CallCommand | DelegateCommand | PlanCommand | RoutineCommand
+@dataclass(frozen=True, slots=True)
+class SkillCommand:
+    """`/skill new <name> [from plan <plan_id>] [to workspace|account]`: compose a skill."""
+
+    name: str
+    plan_id: str | None = None
+    target: Target = "workspace"
+
+
+Command = ToolsCommand | CallCommand | DelegateCommand | PlanCommand | RoutineCommand | SkillCommand
 
 USAGE = (
     "Commands: /tools, /call <server>__<tool> {json arguments}, "
@@ -94,9 +105,37 @@ def parse_command(text: str) -> Command:
             raise CommandError(f"/plan needs the plan as JSON. {USAGE}")
         return PlanCommand(raw=rest.strip())
     if head == "/routine":
-        try:
-            name, args = parse_routine_args(rest)
-        except RoutineError as exc:
-            raise CommandError(f"{exc}. {USAGE}") from exc
-        return RoutineCommand(name=name, args=args)
+        return _routine(rest)
+    if head == "/skill":
+        return _skill(rest)
     raise CommandError(f"unknown command {head!r}. {USAGE}")
+
+
+def _routine(rest: str) -> RoutineCommand:
+    try:
+        name, args = parse_routine_args(rest)
+    except RoutineError as exc:
+        raise CommandError(f"{exc}. {USAGE}") from exc
+    return RoutineCommand(name=name, args=args)
+
+
+def _skill(rest: str) -> SkillCommand:
+    words = rest.split()
+    if len(words) < 2 or words[0] != "new":
+        raise CommandError(f"/skill needs 'new' and a name. {USAGE}")
+    name, options = words[1], words[2:]
+    try:
+        check_name(name)
+    except DraftError as exc:
+        raise CommandError(str(exc)) from exc
+    plan_id: str | None = None
+    target: Target = "workspace"
+    while options:
+        if options[:2] == ["from", "plan"] and len(options) >= 3:
+            plan_id, options = options[2], options[3:]
+        elif options[0] == "to" and len(options) >= 2 and options[1] in TARGETS:
+            target = "account" if options[1] == "account" else "workspace"
+            options = options[2:]
+        else:
+            raise CommandError(f"/skill: cannot read {' '.join(options)!r}. {USAGE}")
+    return SkillCommand(name=name, plan_id=plan_id, target=target)

@@ -13,12 +13,14 @@ from sidecar.coord.dag import PlanError
 from sidecar.coord.profiles import AGENTS_SERVER
 from sidecar.coord.routines import RoutineError, instantiate
 from sidecar.coord.routines import load as load_routine
+from sidecar.coord.skill_draft import DraftError, Job
 from sidecar.graph.commands import (
     CallCommand,
     CommandError,
     DelegateCommand,
     PlanCommand,
     RoutineCommand,
+    SkillCommand,
     ToolsCommand,
     parse_command,
 )
@@ -28,6 +30,7 @@ from sidecar.graph.memory.staging import model_spec
 from sidecar.graph.nodes.memory_calls import stage_memory_calls
 from sidecar.graph.nodes.tool import agent_profile
 from sidecar.graph.state import TurnState
+from sidecar.graph.subagents.composer import material_for, skill_task
 from sidecar.graph.subagents.tools import (
     DELEGATE,
     DISPATCH_TOOLS,
@@ -189,6 +192,8 @@ def _direct(state: TurnState, deps: GraphDeps) -> dict[str, Any]:
         return _direct_dispatch(command)
     if isinstance(command, RoutineCommand):
         return _routine_dispatch(deps, command)
+    if isinstance(command, SkillCommand):
+        return _skill_dispatch(deps, state, command)
     assert isinstance(command, CallCommand)
     call = {
         "id": f"call_{uuid.uuid4().hex[:12]}",
@@ -225,6 +230,15 @@ def _routine_dispatch(deps: GraphDeps, command: RoutineCommand) -> dict[str, Any
         "routine": {"name": routine.name, "args": command.args},
     }
     return _dispatch_call(PLAN, arguments)
+
+
+def _skill_dispatch(deps: GraphDeps, state: TurnState, command: SkillCommand) -> dict[str, Any]:
+    """`/skill new`: one task for the Skill Composer, with no planning call."""
+    try:
+        material = material_for(deps, state["thread_id"], command.plan_id)
+    except DraftError as exc:
+        return _answer(str(exc))
+    return _dispatch_call(DELEGATE, skill_task(Job(command.name, command.target), material))
 
 
 def _direct_dispatch(command: DelegateCommand | PlanCommand) -> dict[str, Any]:
