@@ -210,7 +210,6 @@ async def test_a_one_shot_a_few_seconds_ahead_runs_on_a_new_thread(
     assert created["timezone"] == "UTC" and len(created["next_fires_local"]) == 1
     run_id = (await finished_runs(agent, 1))[0]
     history = await agent.call("schedule/history", {"schedule_id": created["id"]})
-    await agent.wait_for(lambda _: True)
     fire = history["fires"][0]
     assert fire["run_id"] == run_id and fire["status"] in {"started", "finished"}
     got = await agent.call("thread/get", {"thread_id": fire["thread_id"]})
@@ -324,3 +323,35 @@ async def test_heartbeat_ok_is_silent_other_text_notifies_and_quiet_hours_skip(
     skipped = await agent.call("heartbeat/run_now", {})
     assert (skipped["status"], skipped["reason"]) == ("skipped", "quiet-hours")
     assert (await agent.call("heartbeat/history", {}))["beats"][0]["reason"] == "quiet-hours"
+
+
+async def test_a_message_sent_while_an_approval_waits_reaches_the_turn_after_the_answer(
+    agent: Sidecar, model: ScriptedModelServer, workspace: Path
+):
+    model.push(
+        Reply.tool_call("workspace__write", {"path": "ch1.md", "content": "It began.\n"}),
+        Reply.text(answer_text("Written, in a calm tone.")),
+    )
+    thread = await agent.call("thread/create", {})
+    run = await agent.call("run/start", {"thread_id": thread["id"], "text": "write chapter one"})
+    events = await agent.run_to_end(run["run_id"], within=180)
+    interrupt = next(e.event.interrupt for e in events if e.event.type == "interrupt")  # type: ignore[union-attr]
+    queued = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "keep the tone calm"}
+    )
+    assert queued["run_id"] == run["run_id"] and queued["queued_id"]
+    pending = (await agent.call("thread/get", {"thread_id": thread["id"]}))["interrupts"]
+    assert [i["id"] for i in pending] == [interrupt.id]  # the question is still there
+    resumed = await agent.call(
+        "run/resume",
+        {
+            "thread_id": thread["id"],
+            "interrupt_id": interrupt.id,
+            "value": {"decision": "allow_once"},
+        },
+    )
+    await agent.run_to_end(resumed["run_id"], within=180)
+    assert (workspace / "ch1.md").read_text() == "It began.\n"
+    assert "keep the tone calm" in user_texts(model.generation_requests[1].body)
+    await agent.wait_for(lambda _: receipts(agent, queued["queued_id"])[-1:] == ["answered"])
+    assert receipts(agent, queued["queued_id"]) == ["queued", "delivered", "answered"]
