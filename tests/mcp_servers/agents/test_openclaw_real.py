@@ -270,8 +270,9 @@ async def gateway_turns(openclaw: OpenClawInstall, folder: Path, turn: Turn) -> 
     release = threading.Event()
     held = Reply.text("never finished").after(release, mid_stream=True)
     streamed = Reply.text("streamed from the gateway, in several chunks of text")
+    write = Reply.tool_call("write", {"path": "gw.md", "content": "gateway\n"}, id="call_g1")
     try:
-        with openai_chat_server([streamed, held], fallback=held) as server:
+        with openai_chat_server([write, streamed, held], fallback=held) as server:
             turn.server, turn.work = server, workspace(folder)
             config = build_config(turn.work, scripted_model(server), ToolPolicy())
             began = anyio.current_time()
@@ -297,7 +298,7 @@ async def gateway_turns(openclaw: OpenClawInstall, folder: Path, turn: Turn) -> 
                     async with anyio.create_task_group() as group:
 
                         async def interrupt() -> None:
-                            await anyio.to_thread.run_sync(server.wait_for_generations, 2, 240.0)
+                            await anyio.to_thread.run_sync(server.wait_for_generations, 3, 240.0)
                             turn.facts["interrupted_at"] = anyio.current_time()
                             await ctl.interrupt()
 
@@ -433,6 +434,13 @@ def test_a_gateway_turn_streams_deltas_and_an_abort_really_stops_it(
     text = "streamed from the gateway, in several chunks of text"
     assert "".join(d.text for d in deltas) == text
     assert first.final_message == text
+    # Its tool call streamed live with its arguments (the `tool-events` capability) and result.
+    [call] = turn.of_type(ToolCall, run=0)
+    assert (call.call_id, call.name) == ("call_g1", "write")
+    assert call.input == {"path": "gw.md", "content": "gateway\n"}
+    [tool_result] = turn.of_type(ToolResult, run=0)
+    assert tool_result.call_id == "call_g1" and not tool_result.is_error
+    assert first.metrics.tool_calls == 1
     assert any(h.hint == "gateway_run" for h in turn.of_type(StateHint, run=0))
     assert first.policy is not None and "Gateway" in first.policy.note
     assert any("its own configured workspace" in note for note in first.notes)
