@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -69,11 +70,15 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
-async def test_built_in_servers_and_a_sleeping_sandbox_program_die_with_a_killed_sidecar(
-    sidecar_data: Path, workspace: Path
-) -> None:
-    process = await Sidecar.start(sidecar_data, workspace)
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+async def _sleeping_program(process: Sidecar) -> int:
+    """Approve a sandbox program that sleeps; return its pid once it runs."""
     thread = await process.call("thread/create", {})
     code = json.dumps({"code": "import time\nprint('up', flush=True)\ntime.sleep(120)"})
     run = await process.call(
@@ -85,25 +90,74 @@ async def test_built_in_servers_and_a_sleeping_sandbox_program_die_with_a_killed
     await process.call(
         "run/resume", {"thread_id": thread["id"], "interrupt_id": interrupt.id, "value": value}
     )
-
-    def bootstrap_running() -> bool:
-        return any(
-            "_bootstrap.py" in Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")
-            for p in _descendants(process.proc.pid)
-            if _alive(p)
-        )
-
     async with asyncio.timeout(60):
-        while not bootstrap_running():  # noqa: ASYNC110 - nothing signals a process start
+        while True:
+            found = [
+                p
+                for p in _descendants(process.proc.pid)
+                if _alive(p) and "_bootstrap.py" in _cmdline(p)
+            ]
+            if found and await _settled_asleep(found[0]):
+                return found[0]
             await asyncio.sleep(0.05)
-    family = _descendants(process.proc.pid)
-    assert len(family) >= 3  # the sandbox server, the agents server, the program
-    await process.kill()
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
+async def _settled_asleep(pid: int) -> bool:
+    """The program is past its start (it printed) and sleeping: asleep for half a second."""
+    for _ in range(10):
+        if _state(pid) != "S":
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+async def _gone(pids: set[int]) -> set[int]:
     async with asyncio.timeout(20):
-        while alive := {p for p in family if _alive(p)}:  # noqa: ASYNC110
+        while alive := {p for p in pids if _alive(p)}:  # noqa: ASYNC110 - nothing signals it
             await asyncio.sleep(0.05)
-    assert alive == set()
+    return alive
+
+
+LINUX_PROC = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+
+
+@LINUX_PROC
+async def test_built_in_servers_and_a_sleeping_sandbox_program_die_with_a_killed_sidecar(
+    sidecar_data: Path, workspace: Path
+) -> None:
+    process = await Sidecar.start(sidecar_data, workspace)
+    program = await _sleeping_program(process)
+    family = _descendants(process.proc.pid)
+    assert program in family
+    assert any("mcp_servers.sandbox" in _cmdline(p) for p in family)
+    assert any("mcp_servers.agents" in _cmdline(p) for p in family)
+    await process.kill()
+    assert await _gone(family) == set()
     assert os.getpid() not in family
+
+
+@LINUX_PROC
+async def test_a_sandbox_program_dies_with_a_killed_sandbox_server(
+    sidecar_data: Path, workspace: Path
+) -> None:
+    """The server gets no chance to stop its program (its own session): the kernel does."""
+    process = await Sidecar.start(sidecar_data, workspace)
+    try:
+        program = await _sleeping_program(process)
+        [server] = [
+            p for p in _descendants(process.proc.pid) if "mcp_servers.sandbox" in _cmdline(p)
+        ]
+        os.kill(server, signal.SIGKILL)
+        assert await _gone({program}) == set()
+    finally:
+        await process.kill()
 
 
 async def test_a_secret_in_tool_output_is_redacted_before_it_is_stored(
