@@ -6,8 +6,9 @@ page anywhere in the thread (a search hit far back), which leaves the transcript
 the live end until the newer pages are added again (`append_newer`).
 
 Views subscribe to `reset`, `inserted(row)`, `updated(row)`, `appended(row, text)` (streamed
-text added at the end of a message: the view appends it, never re-sets the whole text) and
-`prepended(count)` (rows 0..count-1 are new).
+text added at the end of a message: the view appends it, never re-sets the whole text),
+`prepended(count)` (rows 0..count-1 are new) and `removed(first, last)` (rows dropped at one
+end to keep at most `MAX_ROWS`).
 """
 
 from __future__ import annotations
@@ -107,6 +108,10 @@ HistoryPage: TypeAlias = Sequence[tuple[int, MessageInfo]]
 INITIAL_PAGE = 200
 """Messages `thread/get` is asked for when a thread is opened (the newest page)."""
 
+MAX_ROWS = 600
+"""Rows kept at most: past this, a page added at one end drops rows at the other, so laying
+out the list costs the same at message 600 and message 100,000."""
+
 
 class Transcript:
     """Entries of one thread, in display order: a contiguous stretch of its history.
@@ -121,11 +126,16 @@ class Transcript:
         self._entries: list[TranscriptEntry] = []
         self.has_older = False
         self.has_newer = False
+        self.max_rows = MAX_ROWS
+        self._known_ids: set[str] = set()  # every message id shown (maybe a few more)
+        self._locals = 0  # the author's messages not yet echoed back
+        self._streamed = False  # an answer streamed since the last reset (may still stream)
         self.reset: Emitter[[]] = Emitter()
         self.inserted: Emitter[[int]] = Emitter()
         self.updated: Emitter[[int]] = Emitter()
         self.appended: Emitter[[int, str]] = Emitter()
         self.prepended: Emitter[[int]] = Emitter()
+        self.removed: Emitter[[int, int]] = Emitter()
 
     @property
     def entries(self) -> tuple[TranscriptEntry, ...]:
@@ -148,6 +158,7 @@ class Transcript:
     def clear(self, thread_id: str | None = None) -> None:
         self.thread_id = thread_id
         self._entries = []
+        self._known_ids, self._locals, self._streamed = set(), 0, False
         self.has_older = self.has_newer = False
         self.reset.emit()
 
@@ -163,6 +174,13 @@ class Transcript:
         for entry in reversed(self._entries):
             if isinstance(entry, MessageEntry) and entry.seq is not None:
                 return entry.seq
+        return None
+
+    def row_of_entry(self, entry: object) -> int | None:
+        """The row holding this very entry (by identity), or None."""
+        for row, held in enumerate(self._entries):
+            if held is entry:
+                return row
         return None
 
     def row_of_message(self, message_id: str) -> int | None:
@@ -186,14 +204,48 @@ class Transcript:
                 continue
             added.append(entry)
         self._entries[:0] = added
+        self._known_ids |= older._known_ids
         self.has_older = has_older
         if added:
             self.prepended.emit(len(added))
+        if len(self._entries) > self.max_rows:
+            self._drop_newest(len(self._entries) - self.max_rows)
         return len(added)
+
+    def _drop_newest(self, count: int) -> None:
+        """Drop rows at the end (and any message without a seq before them: the page after
+        the rest is asked for by seq); the transcript is detached from the live end."""
+        end = len(self._entries) - count
+        while end > 0:
+            last = next(
+                (e for e in reversed(self._entries[:end]) if isinstance(e, MessageEntry)), None
+            )
+            if last is None or last.seq is not None:
+                break
+            end = self._entries.index(last)
+        if end <= 0 or end >= len(self._entries):
+            return
+        first, last_row = end, len(self._entries) - 1
+        del self._entries[end:]
+        self.has_newer = True
+        self.removed.emit(first, last_row)
+
+    def _drop_oldest(self, count: int) -> None:
+        """Drop rows at the start; they are older again."""
+        first_message = next(
+            (r for r, e in enumerate(self._entries) if r >= count and isinstance(e, MessageEntry)),
+            None,
+        )
+        if first_message is None or first_message == 0:
+            return
+        del self._entries[:first_message]
+        self.has_older = True
+        self.removed.emit(0, first_message - 1)
 
     def show_page(self, page: HistoryPage, has_older: bool, has_newer: bool) -> None:
         """Show a page anywhere in the thread instead of what is shown (jumping to a hit)."""
         self._entries = []
+        self._known_ids, self._locals, self._streamed = set(), 0, False
         for seq, message in page:
             self._apply_message(message, notify=False, seq=seq)
         self.has_older, self.has_newer = has_older, has_newer
@@ -204,6 +256,8 @@ class Transcript:
         for seq, message in page:
             self._apply_message(message, seq=seq)
         self.has_newer = has_newer
+        if len(self._entries) > self.max_rows:
+            self._drop_oldest(len(self._entries) - self.max_rows)
 
     def _merge_call(self, older: ToolCallEntry) -> bool:
         row = self._call_row(older.call_id)
@@ -226,6 +280,7 @@ class Transcript:
         newest messages; older ones exist when `thread/get` returned a full page."""
         self.thread_id = thread_id
         self._entries = []
+        self._known_ids, self._locals, self._streamed = set(), 0, False
         self.has_older = len(messages) >= INITIAL_PAGE
         self.has_newer = False
         for message in messages:
@@ -241,6 +296,7 @@ class Transcript:
         """Show the author's message at once, before the sidecar confirms it (unless detached:
         then it shows when the live end is loaded again)."""
         if not self.has_newer:
+            self._locals += 1
             self._append(MessageEntry("user", text, local=True))
 
     def apply(self, event: RunEventBody) -> None:
@@ -283,6 +339,8 @@ class Transcript:
             self.updated.emit(row)
 
     def _streaming_row(self) -> int | None:
+        if not self._streamed:
+            return None
         for row in range(len(self._entries) - 1, -1, -1):
             entry = self._entries[row]
             if isinstance(entry, MessageEntry) and entry.streaming:
@@ -295,6 +353,7 @@ class Transcript:
             last.append(text)
             self.appended.emit(len(self._entries) - 1, text)
         else:
+            self._streamed = True
             self._append(MessageEntry("assistant", text, streaming=True))
 
     def _finish_streaming(self) -> None:
@@ -306,7 +365,10 @@ class Transcript:
             self.updated.emit(row)
 
     def _message_row(self, message_id: str) -> int | None:
-        for row, entry in enumerate(self._entries):
+        if message_id not in self._known_ids:
+            return None
+        for row in range(len(self._entries) - 1, -1, -1):  # a message just added is last
+            entry = self._entries[row]
             if isinstance(entry, MessageEntry) and entry.message_id == message_id:
                 return row
         return None
@@ -328,6 +390,7 @@ class Transcript:
                 self._adopt_user_message(message, notify)
             else:
                 self._adopt_assistant_message(message, notify)
+            self._known_ids.add(message.id)
             row = self._message_row(message.id)
             if row is not None and seq is not None:
                 entry = self._entries[row]
@@ -337,9 +400,10 @@ class Transcript:
             self._ensure_call(call.id, call.server, call.tool, call.arguments, notify)
 
     def _adopt_user_message(self, message: MessageInfo, notify: bool) -> None:
-        for row, entry in enumerate(self._entries):
+        for row, entry in enumerate(self._entries if self._locals else ()):
             if isinstance(entry, MessageEntry) and entry.local and entry.text == message.content:
                 entry.local, entry.message_id = False, message.id
+                self._locals -= 1
                 self._changed(row, notify)
                 return
         self._add(MessageEntry("user", message.content, message.id), notify)

@@ -63,12 +63,12 @@ class TranscriptHistory(Protocol):
 class TranscriptListModel(QAbstractListModel):
     """A thin Qt list model over `Transcript`; streamed text is passed on, not re-read.
 
-    Signals: `text_appended(row, text)`, `about_to_prepend(count)`, `prepended(count)`.
+    Signals: `text_appended(row, text)`, `about_to_shift(first, last, inserted)` (before rows
+    come in at the start or go at either end: the view keeps its place).
     """
 
     text_appended = Signal(int, str)
-    about_to_prepend = Signal(int)
-    prepended = Signal(int)
+    about_to_shift = Signal(int, int, bool)
 
     def __init__(self, transcript: Transcript, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -78,6 +78,7 @@ class TranscriptListModel(QAbstractListModel):
         transcript.updated.connect(self._on_transcript_updated)
         transcript.appended.connect(self._on_transcript_appended)
         transcript.prepended.connect(self._on_transcript_prepended)
+        transcript.removed.connect(self._on_transcript_removed)
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.transcript)
@@ -100,10 +101,14 @@ class TranscriptListModel(QAbstractListModel):
         self.endInsertRows()
 
     def _on_transcript_prepended(self, count: int) -> None:
-        self.about_to_prepend.emit(count)
+        self.about_to_shift.emit(0, count - 1, True)
         self.beginInsertRows(QModelIndex(), 0, count - 1)
         self.endInsertRows()
-        self.prepended.emit(count)
+
+    def _on_transcript_removed(self, first: int, last: int) -> None:
+        self.about_to_shift.emit(first, last, False)
+        self.beginRemoveRows(QModelIndex(), first, last)
+        self.endRemoveRows()
 
     def _on_transcript_updated(self, row: int) -> None:
         index = self.index(row)
@@ -165,7 +170,7 @@ class TranscriptView(QWidget):
         self._frame.setInterval(FRAME_MS)
         self._frame.timeout.connect(self.flush)
         self._pinned = True
-        self._keep_bottom: int | None = None
+        self._anchor: tuple[object, int] | None = None  # (entry, its top in the viewport)
         self._loading: PendingRequest | None = None
         self._revealing: str | None = None
         self._stream_heights: dict[int, int] = {}
@@ -177,7 +182,7 @@ class TranscriptView(QWidget):
         bar.rangeChanged.connect(self._on_scroll_range_changed)
         self.model.text_appended.connect(self._on_model_text_appended)
         self.model.modelReset.connect(self._on_model_reset)
-        self.model.about_to_prepend.connect(self._on_model_about_to_prepend)
+        self.model.about_to_shift.connect(self._on_model_about_to_shift)
         self.model.rowsInserted.connect(self._on_rows_inserted)
         self.model.dataChanged.connect(self._on_model_data_changed)
         self.list_view.clicked.connect(self._on_list_view_clicked)
@@ -241,7 +246,9 @@ class TranscriptView(QWidget):
                     self.docs.stream_for(entry)
             else:  # also the last tokens of an answer that has just finished
                 missing = entry.length - stream.fed
-                if missing > 0:
+                if missing > len(text):  # pending text was dropped when rows moved
+                    stream.append(entry.settle().text[-missing:])
+                elif missing > 0:
                     stream.append(text[-missing:])
             if entry.streaming:
                 self._show_stream_growth(row, entry)
@@ -269,20 +276,32 @@ class TranscriptView(QWidget):
         self.docs.clear()
         self.list_view.delegate.clear()
         self._loading = None
-        self._keep_bottom = None
+        self._anchor = None
         for row in range(len(self._transcript)):
             self._start_stream(row)
         if self._revealing is None:
             self._pinned = not self._transcript.has_newer
             QTimer.singleShot(0, self._scroll_to_end_if_pinned)
 
-    def _on_model_about_to_prepend(self, count: int) -> None:
-        """Rows come in above: keep what the author sees where it is (its distance from the
-        bottom does not change) until the page has been laid out."""
-        bar = self.list_view.verticalScrollBar()
-        self._keep_bottom = bar.maximum() - bar.value()
-        self._pending.shift(count)
-        QTimer.singleShot(FRAME_MS * 4, self._release_bottom_anchor)
+    def _on_model_about_to_shift(self, first: int, last: int, inserted: bool) -> None:
+        """Rows come in above, or go at one end: keep the entry at the top of the view where it
+        is until the rows have been laid out. (The transcript has changed already; the view's
+        layout has not, so the entry is found by the old row plus the shift.)"""
+        count = last - first + 1
+        self._pending.clear()
+        if not inserted and first > 0:
+            return  # rows went at the end: nothing above the view moved
+        top = self.list_view.indexAt(self.list_view.viewport().rect().topLeft())
+        if not top.isValid():
+            return
+        row = top.row()
+        row += count if inserted else -count
+        if not 0 <= row < len(self._transcript):
+            return
+        entry = self._transcript.peek(row)
+        self._anchor = (entry, self.list_view.visualRect(top).top())
+        QTimer.singleShot(0, self._apply_anchor)  # the range may not change: apply it anyway
+        QTimer.singleShot(FRAME_MS * 4, self._release_anchor)
 
     def _on_rows_inserted(self, _parent: _Index, first: int, last: int) -> None:
         for row in range(first, last + 1):
@@ -324,8 +343,8 @@ class TranscriptView(QWidget):
 
     def _on_scroll_range_changed(self, _minimum: int, maximum: int) -> None:
         bar = self.list_view.verticalScrollBar()
-        if self._keep_bottom is not None:
-            bar.setValue(maximum - self._keep_bottom)
+        if self._anchor is not None:
+            self._restore_anchor()
         elif self._pinned:
             bar.setValue(maximum)
 
@@ -353,8 +372,23 @@ class TranscriptView(QWidget):
         self._loading = None
         logger.warning("loading a page of the thread failed: %s", error.message)
 
-    def _release_bottom_anchor(self) -> None:
-        self._keep_bottom = None
+    def _restore_anchor(self) -> None:
+        assert self._anchor is not None
+        entry, top = self._anchor
+        row = self._transcript.row_of_entry(entry)
+        if row is None:
+            return
+        now = self.list_view.visualRect(self.model.index(row)).top()
+        bar = self.list_view.verticalScrollBar()
+        bar.setValue(bar.value() + now - top)
+
+    def _apply_anchor(self) -> None:
+        if self._anchor is not None:
+            self.list_view.executeDelayedItemsLayout()
+            self._restore_anchor()
+
+    def _release_anchor(self) -> None:
+        self._anchor = None
 
     def _on_start_shortcut_activated(self) -> None:
         if self._transcript.has_older and self._history is not None:

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from desktop.app import DesktopApp, build_desktop
-from desktop.models.transcript import MessageEntry
+from desktop.models.transcript import MAX_ROWS, MessageEntry
 from sidecar.protocol import RunEventParams
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
@@ -191,16 +191,33 @@ def test_scrolling_up_through_a_thread_of_2000_messages_reaches_every_one(
         app.controller.fetch_thread(thread_id)
         qtbot.waitUntil(lambda: transcript.oldest_message_id() is not None, timeout=COLD_MS)
         bar = view.list_view.verticalScrollBar()
+        seen: set[str] = set()
+
+        def shown_ids() -> list[str]:
+            return [e.message_id or "" for e in transcript.entries if isinstance(e, MessageEntry)]
+
         pages = 0
         while transcript.has_older:
-            rows = len(transcript)
+            seen.update(shown_ids())
+            first = transcript.oldest_message_id()
             bar.setValue(0)  # the author drags the scroll bar to the top
-            qtbot.waitUntil(lambda: len(transcript) > rows, timeout=COLD_MS)  # noqa: B023
+            qtbot.waitUntil(lambda: transcript.oldest_message_id() != first, timeout=COLD_MS)  # noqa: B023
+            qtbot.waitUntil(lambda: bar.value() > 0, timeout=10_000)  # the place is kept
             pages += 1
+            assert len(transcript) <= MAX_ROWS  # older pages in, the newest rows out
+        seen.update(shown_ids())
         assert pages == 9  # 200 shown at first, then nine pages of 200
-        ids = [e.message_id for e in transcript.entries if isinstance(e, MessageEntry)]
-        assert ids == [f"m{n}" for n in range(2_000)]  # every message, once, in order
+        assert seen == {f"m{n}" for n in range(2_000)}  # every message was shown
+        assert shown_ids()[0] == "m0" and transcript.has_newer
         bar.setValue(0)
         qtbot.waitUntil(lambda: view.row_is_visible(0), timeout=10_000)
+
+        while transcript.has_newer:  # and back down to the newest
+            last = transcript.newest_seq()
+            bar.setValue(bar.maximum())
+            qtbot.waitUntil(lambda: transcript.newest_seq() != last, timeout=COLD_MS)  # noqa: B023
+            qtbot.waitUntil(lambda: bar.value() < bar.maximum(), timeout=10_000)
+        ids = shown_ids()
+        assert ids[-1] == "m1999" and ids == sorted(ids, key=lambda i: int(i[1:]))
     finally:
         app.shutdown()

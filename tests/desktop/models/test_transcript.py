@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from desktop.models.transcript import (
     INITIAL_PAGE,
+    MAX_ROWS,
     MessageEntry,
     NoticeEntry,
     ToolCallEntry,
@@ -212,3 +213,22 @@ def test_a_long_stream_keeps_chunks_until_the_text_is_read() -> None:
     entry = transcript.entry(0)
     assert isinstance(entry, MessageEntry)
     assert entry.text == "".join(f"w{n} " for n in range(100_000)) and not entry.chunks
+
+
+def test_past_max_rows_a_page_at_one_end_drops_rows_at_the_other() -> None:
+    transcript = Transcript()
+    removed: list[tuple[int, int]] = []
+    transcript.removed.connect(lambda first, last: removed.append((first, last)))
+    transcript.load("t1", tuple(m for _, m in _page(1800, 1999)))  # the newest, without seqs
+    transcript.prepend(_page(1600, 1799), has_older=True)
+    transcript.prepend(_page(1400, 1599), has_older=True)
+    assert len(transcript) == 600 and removed == []
+    transcript.prepend(_page(1200, 1399), has_older=True)
+    assert len(transcript) == MAX_ROWS and removed == [(600, 799)]
+    assert transcript.has_newer  # detached: the newest rows went
+    assert transcript.newest_seq() == 1800  # the page after is asked for by seq
+    transcript.append_newer(_page(1800, 1999), has_newer=False)
+    assert removed[-1] == (0, 199) and transcript.has_older and not transcript.has_newer
+    assert transcript.oldest_message_id() == "m1400"
+    ids = [e.message_id for e in transcript.entries if isinstance(e, MessageEntry)]
+    assert ids == [f"m{n}" for n in range(1400, 2000)]
