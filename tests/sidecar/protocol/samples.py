@@ -46,6 +46,7 @@ from sidecar.protocol import (
     ToolResult,
     WireModel,
 )
+from tests.sidecar.protocol.agent_samples import AGENT_SAMPLES
 from tests.sidecar.protocol.coord_samples import (
     COORD_EVENT_SAMPLES,
     COORD_OTHER_SAMPLES,
@@ -156,6 +157,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
     **COORD_SAMPLES,
     **HISTORY_SAMPLES,
     **ROUTINE_SAMPLES,
+    **AGENT_SAMPLES,
     **MEMORY_SAMPLES,
     **QUEUE_SAMPLES,
 }
