@@ -196,14 +196,14 @@ def test_a_database_from_before_the_index_is_backfilled_when_opened(
         reopened.db.close()
 
 
-def test_search_in_100000_messages_finds_one_word(store: Store) -> None:
+def test_search_in_20000_messages_finds_one_word(store: Store) -> None:
     thread = store.create_thread("huge")
     with store.transaction():
         store.conn.executemany(
             "INSERT INTO messages(id, thread_id, role, content, created_at) VALUES (?,?,?,?,?)",
             (
                 (f"m{n}", thread.id, "user", f"message number {n} filler text", float(n))
-                for n in range(100_000)
+                for n in range(20_000)
             ),
         )
         store.conn.execute("UPDATE messages SET content = 'the zebra is here' WHERE id = 'm17'")
