@@ -94,6 +94,7 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
     ),
     Profile(id="claude", name="Claude Code", kind="claude_code", concurrency=2),
     Profile(id="codex", name="Codex", kind="codex", concurrency=2),
+    Profile(id="openclaw", name="OpenClaw", kind="openclaw", concurrency=2),
 )
 
 
