@@ -13,7 +13,7 @@ import pytest
 
 from sidecar.protocol import InterruptInfo, RunEventParams
 from tests.e2e.harness import Sidecar, event_types
-from tests.e2e.test_subagents import _plan, agent, model
+from tests.e2e.test_subagents import _plan, _start, agent, model
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
 
@@ -156,3 +156,29 @@ async def test_a_skill_command_for_a_missing_plan_answers_without_a_model_call(
     ]
     assert any("no plan 'plan-none'" in t for t in texts)
     assert model.generation_requests == []
+
+
+async def test_a_draft_under_review_when_the_sidecar_dies_is_offered_again_without_redrafting(
+    sidecar_data: Path, workspace: Path, model: ScriptedModelServer
+) -> None:
+    agent = await _start(sidecar_data, workspace, model)
+    try:
+        thread_id = await _talk(agent, model)
+        model.push(Reply.text(answer_text(DRAFT)))
+        await _compose(agent, thread_id, "/skill new harbour-report")
+        drafted = len(model.generation_requests)
+    finally:
+        await agent.kill()
+
+    agent = await _start(sidecar_data, workspace, model)
+    try:
+        retried = await agent.call("run/retry", {"thread_id": thread_id})
+        await agent.wait_for(lambda evs: len(_changesets(evs)) >= 1, within=180)
+        [asked] = _changesets(agent.events)
+        assert len(model.generation_requests) == drafted  # the kept draft, not a new one
+        await _answer(agent, thread_id, retried["run_id"], asked, ["harbour-report/SKILL.md"])
+        text = (workspace / ".agents" / "skills" / "harbour-report" / "SKILL.md").read_text()
+        assert text == DRAFT
+        assert not list((sidecar_data / "runs").glob("*/*/skill-draft.md"))
+    finally:
+        await agent.kill()

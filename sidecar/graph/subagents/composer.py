@@ -7,7 +7,8 @@ skills catalog would list with errors (bad frontmatter, a wrong name, an oversiz
 sent back: the attempt fails with those errors, so the retry prompt carries them, within the
 profile's `max_attempts`. A draft that passes is offered as a `changeset` interrupt; exactly
 the files the author accepts are written (the review gate's apply: atomic, never over a file
-the author changed meanwhile); the staging folder is removed either way.
+the author changed meanwhile); the staging folder is removed either way. The answer is kept
+while its review is open, so a sidecar stopped meanwhile offers the same draft on resume.
 
 `/skill new <name> [from plan <id>] [to workspace|account]` starts it (`skill_task`): a
 one-task delegation with no planning call, whose objective carries the conversation or the
@@ -47,6 +48,7 @@ from sidecar.store import MessageRecord, PlanRecord, TaskRecord
 T = TypeVar("T")
 STEP_SECONDS = 120.0
 CONVERSATION_MESSAGES = 200
+KEPT_DRAFT = "skill-draft.md"
 
 
 def is_composer(profile_id: str) -> bool:
@@ -121,11 +123,43 @@ async def composer_attempt(deps: GraphDeps, ctx: AttemptContext) -> AttemptResul
         job = parse_job(ctx.task.objective)
     except DraftError as exc:
         return AttemptResult(status="failed", error=str(exc))
-    result = await internal_attempt(deps, ctx)
-    if result.status != "success":
-        return result
+    task_dir = deps.data_dir / "runs" / ctx.task.plan_id / ctx.task.id
+    kept = task_dir / KEPT_DRAFT
+    result = await _off_loop(lambda _d: kept_draft(kept)) if ctx.mode == "resume" else None
+    if result is None:
+        result = await internal_attempt(deps, ctx)
+        if result.status != "success":
+            return result
+        summary = result.summary
+        await _off_loop(lambda _d: keep_draft(kept, summary))
+    try:
+        return await _offer(deps, ctx, job, task_dir / "skill", result)
+    finally:
+        await _off_loop(lambda _d: kept.unlink(missing_ok=True))
+
+
+def keep_draft(path: Path, answer: str) -> None:
+    """Keep the composer's answer while its review is open: a sidecar stopped meanwhile offers
+    the same draft again on resume instead of asking the model for another."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    partial.write_text(answer, encoding="utf-8")
+    partial.replace(path)
+
+
+def kept_draft(path: Path) -> AttemptResult | None:
+    """The answer `keep_draft` kept, as the composer's result; None when there is none."""
+    try:
+        return AttemptResult(status="success", summary=path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+async def _offer(
+    deps: GraphDeps, ctx: AttemptContext, job: Job, staging: Path, result: AttemptResult
+) -> AttemptResult:
+    """Stage and check the draft; offer it when it passes, send it back when it does not."""
     root = target_root(job.target, deps.workspace(), deps.data_dir)
-    staging = deps.data_dir / "runs" / ctx.task.plan_id / ctx.task.id / "skill"
     try:
         files = split_draft(result.summary)
         isolation = await _off_loop(lambda d: stage_draft(root, staging, job, files, d))

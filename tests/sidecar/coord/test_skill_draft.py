@@ -157,3 +157,18 @@ def test_long_material_keeps_its_newest_part() -> None:
     cut = newest(text)
     assert len(cut) < MAX_MATERIAL_CHARS + 100 and cut.endswith("the newest line")
     assert newest("short") == "short"
+
+
+def test_an_oversized_body_is_sent_back_with_the_catalogs_limit(tmp_path: Path) -> None:
+    job, _root, isolation = _stage(tmp_path, GOOD + "x" * 300_000)
+    [error] = check_staged(isolation, job)
+    assert error.startswith("body is") and "at most" in error
+
+
+def test_a_draft_with_the_most_files_stages_and_shows_every_one(tmp_path: Path) -> None:
+    scripts = "".join(f"```file scripts/step{n:02}.sh\necho {n}\n```\n" for n in range(19))
+    job, _root, isolation = _stage(tmp_path, GOOD + scripts)
+    assert check_staged(isolation, job) == ()
+    changes = compute_changeset(isolation, Deadline(30))
+    assert len(changes.files) == 20 and all(f.status == "added" for f in changes.files)
+    assert (isolation.folder / job.name / "scripts" / "step00.sh").stat().st_mode & 0o100

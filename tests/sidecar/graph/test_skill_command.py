@@ -3,13 +3,22 @@ and tool traffic, or a plan's tasks and results; one task for the composer profi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sidecar.coord.dag import parse_tasks, validate_plan
 from sidecar.coord.profiles import DEFAULT_PROFILES
-from sidecar.coord.skill_draft import COMPOSER_PROFILE, Job, parse_job
+from sidecar.coord.skill_draft import COMPOSER_PROFILE, MAX_MATERIAL_CHARS, Job, parse_job
 from sidecar.graph.commands import CommandError, SkillCommand, parse_command
-from sidecar.graph.subagents.composer import conversation_material, plan_material, skill_task
+from sidecar.graph.subagents.composer import (
+    KEPT_DRAFT,
+    conversation_material,
+    keep_draft,
+    kept_draft,
+    plan_material,
+    skill_task,
+)
 from sidecar.store import MessageRecord, PlanRecord, TaskRecord
 from sidecar.store.records import StoredToolCall
 
@@ -113,3 +122,20 @@ def test_the_skill_task_is_one_valid_task_for_the_default_composer_profile() -> 
     [task] = validate_plan(tasks, {p.id: p for p in DEFAULT_PROFILES})
     assert task.profile == COMPOSER_PROFILE
     assert parse_job(task.objective) == job
+
+
+def test_a_very_long_conversation_is_cut_to_its_newest_part() -> None:
+    messages = [_message("user", f"message number {n} " + "words " * 20) for n in range(5000)]
+    text = conversation_material(messages)
+    assert len(text) <= MAX_MATERIAL_CHARS + 100
+    assert "message number 4999" in text and "message number 0 " not in text
+
+
+def test_a_kept_draft_reads_back_as_the_composers_result(tmp_path: Path) -> None:
+    path = tmp_path / "runs" / "p" / "skill" / KEPT_DRAFT
+    assert kept_draft(path) is None
+    keep_draft(path, "---\nname: x\n---\n")
+    kept = kept_draft(path)
+    assert kept is not None and (kept.status, kept.summary) == ("success", "---\nname: x\n---\n")
+    path.write_bytes(b"\xff\xfe")
+    assert kept_draft(path) is None  # unreadable: the composer drafts again
