@@ -35,7 +35,6 @@ import asyncio
 import contextlib
 import json
 import time
-import weakref
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -59,7 +58,9 @@ READ_WINDOW_S = 0.010
 _MAX_EVENT_BYTES = 16 * 1024 * 1024
 _OPENAI_PREFIX = "openai/"
 _TEXT_DELTA_KEYS = frozenset({"content", "role"})
-_OPEN: weakref.WeakSet[CoalescingOpenAIEngine] = weakref.WeakSet()
+# Every engine until `aclose_all`: one dropped with its connections open would leave its
+# sockets to the garbage collector.
+_OPEN: set[CoalescingOpenAIEngine] = set()
 
 
 def streams_natively(model: str) -> bool:
@@ -141,6 +142,30 @@ def _text_only(chunk: dict[str, Any]) -> str | None:
         return None
     text: Any = delta.get("content")  # pyright: ignore[reportUnknownMemberType]
     return text if isinstance(text, str) else None
+
+
+def _compact(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stream's chunks, consecutive text-only ones joined into one."""
+    out: list[dict[str, Any]] = []
+    parts: list[str] = []
+    shape: dict[str, Any] | None = None
+    for body in chunks:
+        text = _text_only(body)
+        if text is not None:
+            shape = shape or body
+            parts.append(text)
+            continue
+        if shape is not None:
+            out.append(_with_text(shape, "".join(parts)))
+            shape, parts = None, []
+        out.append(body)
+    if shape is not None:
+        out.append(_with_text(shape, "".join(parts)))
+    return out
+
+
+def _with_text(shape: dict[str, Any], text: str) -> dict[str, Any]:
+    return {**shape, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
 
 
 def _sse_chunks(lines: list[bytes | LineTooLongError]) -> Iterator[dict[str, Any] | None]:
@@ -234,12 +259,14 @@ class CoalescingOpenAIEngine:
         body["stream_options"] = {"include_usage": True}
         model = request.model.removeprefix(_OPENAI_PREFIX)
         codec = _ChatStream(request)
+        fed: list[dict[str, Any]] = []  # what the codec got, as dicts
         try:
             async with self._client.chat.completions.with_streaming_response.create(
                 model=model, stream=True, **body
             ) as response:
                 try:
-                    async for event in self._events(response.http_response.aiter_raw(), codec):
+                    raw = response.http_response.aiter_raw()
+                    async for event in self._events(raw, codec, fed):
                         yield event
                 finally:
                     # Close the connection even under a cancelled scope, so a cancelled turn
@@ -254,9 +281,17 @@ class CoalescingOpenAIEngine:
             raise lm15.TransportError(str(exc)) from exc
         except openai.APIError as exc:
             raise to_lm15_error(exc, model=request.model, provider="openai") from exc
-        yield codec.finish(get_litellm(feature="LiteLLM engine streaming"))
+        # Let DSPy's listener pass the last text on before the response is assembled.
+        await asyncio.sleep(0)
+        litellm = get_litellm(feature="LiteLLM engine streaming")
+        # LiteLLM's chunk builder costs about half a millisecond per chunk: it gets the text
+        # chunks joined into one (the other chunks as they came), not one per window.
+        codec.chunks = [litellm.ModelResponseStream(**chunk) for chunk in _compact(fed)]
+        yield codec.finish(litellm)
 
-    async def _events(self, raw: AsyncIterator[bytes], codec: Any) -> AsyncIterator[Any]:
+    async def _events(
+        self, raw: AsyncIterator[bytes], codec: Any, fed: list[dict[str, Any]]
+    ) -> AsyncIterator[Any]:
         litellm = get_litellm(feature="LiteLLM engine streaming")
         splitter = LineSplitter(_MAX_EVENT_BYTES)
         text = _TextRun()
@@ -283,12 +318,15 @@ class CoalescingOpenAIEngine:
                         continue
                     for pending in (text.take(), chunk):
                         if pending is not None:
+                            fed.append(pending)
                             for event in codec.feed(litellm.ModelResponseStream(**pending)):
                                 yield event
                 joined = text.take()
                 if joined is not None:
+                    fed.append(joined)
                     for event in codec.feed(litellm.ModelResponseStream(**joined)):
                         yield event
+                await asyncio.sleep(0)  # DSPy's consumer passes this window's text on now
 
     async def aclose(self) -> None:
         """Close the SDK's connections (on the loop that used them); the engine stays usable."""
@@ -297,5 +335,5 @@ class CoalescingOpenAIEngine:
 
 async def aclose_all() -> None:
     """Close the connections of every engine built so far (sidecar shutdown, tests)."""
-    for engine in list(_OPEN):
-        await engine.aclose()
+    while _OPEN:
+        await _OPEN.pop().aclose()

@@ -48,7 +48,7 @@ async def _texts(data: bytes, step: int) -> list[str]:
     request = lm15.Request(model="openai/m", messages=(lm15.Message.user("hi"),))
     texts: list[str] = []
     try:
-        async for event in engine._events(_cut(data, step), _ChatStream(request)):  # pyright: ignore[reportPrivateUsage]
+        async for event in engine._events(_cut(data, step), _ChatStream(request), []):  # pyright: ignore[reportPrivateUsage]
             if event.type == "delta" and event.delta.type == "text":
                 texts.append(event.delta.text)
     finally:
