@@ -101,13 +101,25 @@ async def test_an_accepted_draft_lands_in_the_workspace_and_is_listed(
     assert "- harbour-report: Use to write the harbour report from the day's tide table." in listed
 
 
-async def test_a_rejected_draft_leaves_no_skill(
+async def test_a_rejected_draft_from_a_finished_plan_leaves_no_skill(
     agent: Sidecar, model: ScriptedModelServer, sidecar_data: Path, workspace: Path
 ) -> None:
-    thread_id = await _talk(agent, model)
+    model.push(Reply.text(answer_text("High water 06:12, low water 12:30.")))
+    thread = await agent.call("thread/create", {})
+    thread_id = thread["id"]
+    run = await agent.call(
+        "run/start", {"thread_id": thread_id, "text": "/delegate general List the tides"}
+    )
+    await agent.run_to_end(run["run_id"], within=120)
+    plan_id = (await _plan(agent, thread_id))["id"]
     model.push(Reply.text(answer_text(DRAFT)))
+    before = len(model.generation_requests)
 
-    run_id, asked = await _compose(agent, thread_id, "/skill new harbour-report to account")
+    run_id, asked = await _compose(
+        agent, thread_id, f"/skill new harbour-report from plan {plan_id} to account"
+    )
+    prompt = json.dumps(model.generation_requests[before].body["messages"])
+    assert "Objective: List the tides" in prompt and "Result: High water 06:12" in prompt
     assert asked.workspace == str(sidecar_data / "skills")  # type: ignore[union-attr]
     events = await _answer(agent, thread_id, run_id, asked, [])
 
@@ -115,7 +127,7 @@ async def test_a_rejected_draft_leaves_no_skill(
     assert not (sidecar_data / "skills" / "harbour-report").exists()
     assert not (workspace / ".agents" / "skills").exists()
     [task] = (await _plan(agent, thread_id))["tasks"]
-    assert "was not saved" in task["summary"]
+    assert task["profile"] == "skill-composer" and "was not saved" in task["summary"]
     assert "harbour-report" not in await _skills_list(agent, thread_id)
     assert not list((sidecar_data / "runs").glob("*/*/skill"))  # the staging folder is gone
 
