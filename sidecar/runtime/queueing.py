@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sidecar.protocol.queue import MAX_QUEUED_PER_THREAD, QueuedMessageInfo
+from sidecar.runtime.errors import ThreadBusyError
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Store
 from sidecar.store.queue import QueuedRecord, QueueRepo
@@ -134,7 +135,10 @@ class QueueDesk:
             waiting = running is None and self.waiting_on_author(thread_id)
             backlog = self._repo.count_queued(thread_id)
             if running is None and not backlog and (not waiting or mode == "interrupt"):
-                return await self._runs.start(thread_id, text, lane=lane), None
+                try:
+                    return await self._runs.start(thread_id, text, lane=lane), None
+                except ThreadBusyError:  # a resume or retry got in first: queue behind it
+                    running = self._runs.current_run(thread_id)
             if backlog >= MAX_QUEUED_PER_THREAD:
                 raise QueueFullError(
                     f"{backlog} messages are already queued on this thread (the most is "
