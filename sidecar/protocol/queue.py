@@ -165,7 +165,9 @@ class AutomationInfo(WireModel):
     """Lane caps, the heartbeat and the default queue mode (stored in the database)."""
 
     lane_main: int = Field(default=4, ge=1, le=64)
-    lane_subagent: int = Field(default=8, ge=1, le=256)
+    lane_subagent: int = Field(
+        default=64, ge=1, le=256, description="All profiles together (each has its own cap too)."
+    )
     lane_cron: int = Field(default=1, ge=1, le=64)
     heartbeat_minutes: int = Field(default=0, ge=0, le=24 * 60, description="0: off.")
     active_start: str = Field(default="08:00", pattern=r"^\d\d:\d\d$")

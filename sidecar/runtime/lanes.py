@@ -12,7 +12,8 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 
 LANES: tuple[str, ...] = ("main", "subagent", "cron")
-DEFAULT_CAPS: Mapping[str, int] = {"main": 4, "subagent": 8, "cron": 1}
+# Subagent tasks are also capped per profile (its `concurrency`); the lane caps them together.
+DEFAULT_CAPS: Mapping[str, int] = {"main": 4, "subagent": 64, "cron": 1}
 
 
 class UnknownLaneError(ValueError):
