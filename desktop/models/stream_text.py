@@ -27,10 +27,6 @@ class AppendBuffer:
         pending, self._pending = self._pending, {}
         return [(row, "".join(parts)) for row, parts in pending.items()]
 
-    def shift(self, count: int) -> None:
-        """Rows moved down by `count` (an older page was added above them)."""
-        self._pending = {row + count: parts for row, parts in self._pending.items()}
-
     def clear(self) -> None:
         self._pending = {}
 
