@@ -67,7 +67,7 @@ async def test_two_hundred_turns_on_a_small_budget_compact_and_keep_pinned_items
             run = await agent.call(
                 "run/start", {"thread_id": thread, "text": f"Turn {n}: {FILLER}"}
             )
-            events = await agent.run_to_end(run["run_id"], within=120)
+            events = await agent.run_to_end(run["run_id"], within=240)
             assert event_types(events)[-1] == "run_finished"
             context = next(e.event for e in events if e.event.type == "context")
             assert context.used <= context.budget  # type: ignore[union-attr]

@@ -19,6 +19,8 @@ from tests.fakes.openai_chat import openai_chat_server
 
 pytestmark = pytest.mark.anyio
 
+# A loaded machine and the model client's retry backoff make a turn slow; wait generously.
+WAIT_S = 240
 FACT = "The author's editor is Zofia Quintanilla-Brandt; the manuscript is due March 3."
 
 
@@ -50,7 +52,7 @@ def prompt_of(request: RecordedRequest) -> str:
 
 async def turn(agent: Sidecar, thread_id: str, text: str) -> list[Any]:
     run = await agent.call("run/start", {"thread_id": thread_id, "text": text})
-    events = await agent.run_to_end(run["run_id"])
+    events = await agent.run_to_end(run["run_id"], within=WAIT_S)
     assert event_types(events)[-1] == "run_finished", event_types(events)
     return events
 
@@ -139,7 +141,7 @@ async def test_a_staged_memory_is_written_once_by_the_resumed_turn_after_a_kill(
     thread = (await agent.call("thread/create", {}))["id"]
     model.push(memory_write(FACT, "account"), Reply.hang(release))
     await agent.call("run/start", {"thread_id": thread, "text": "Remember my editor."})
-    model.wait_for_generations(2, timeout=60)
+    model.wait_for_generations(2, timeout=WAIT_S)
     await agent.kill()
     release.set()
     assert _memories(sidecar_data) == []  # staged, not written: the turn never ended
@@ -147,7 +149,7 @@ async def test_a_staged_memory_is_written_once_by_the_resumed_turn_after_a_kill(
     agent = await start(sidecar_data, workspace, model)
     try:
         retried = await agent.call("run/retry", {"thread_id": thread})
-        events = await agent.run_to_end(retried["run_id"])
+        events = await agent.run_to_end(retried["run_id"], within=WAIT_S)
         assert event_types(events)[-1] == "run_finished"
         saved = _memories(sidecar_data)
         assert [m["text"] for m in saved] == [FACT]
@@ -172,7 +174,7 @@ async def test_a_failed_turn_writes_no_memory_and_a_forged_source_is_refused(
             Reply.error(500),
         )
         run = await agent.call("run/start", {"thread_id": thread, "text": "Save things."})
-        events = await agent.run_to_end(run["run_id"])
+        events = await agent.run_to_end(run["run_id"], within=WAIT_S)
         assert event_types(events)[-1] == "run_failed"
         results = [e.event for e in events if e.event.type == "tool_result"]
         assert results[0].is_error and "forged_source" in results[0].content  # type: ignore[union-attr]
