@@ -22,8 +22,9 @@ from sidecar.protocol import (
     ToolProgress,
     ToolResult,
 )
+from sidecar.protocol.checks import TaskCheck
 
-EntryKind: TypeAlias = Literal["tool", "progress", "text", "message", "note"]
+EntryKind: TypeAlias = Literal["tool", "progress", "text", "message", "note", "check"]
 LINE_LENGTH = 160
 MAX_ENTRIES = 200
 
@@ -68,9 +69,12 @@ class ActivityLog:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def apply(self, event: RunEventBody) -> bool:
-        """Take in one nested run event; True if the lines changed."""
+    def apply(self, event: RunEventBody | TaskCheck) -> bool:
+        """Take in one nested run event (or a check of the task's result); True if the lines
+        changed."""
         match event:
+            case TaskCheck():
+                self._on_check(event)
             case Token(text=text):
                 self._stream(text)
             case MessageEvent(message=message):
@@ -93,6 +97,19 @@ class ActivityLog:
             case _:
                 return False
         return True
+
+    def _on_check(self, check: TaskCheck) -> None:
+        """One line per check: `running` while it runs, then its verdict and reasons."""
+        last = self.entries[-1] if self.entries else None
+        text = f"check of attempt {check.attempt} ({check.method})"
+        if check.verdict != "running":
+            reasons = f": {one_line(check.reasons)}" if check.reasons else ""
+            text = f"{text} {check.verdict.upper()}{reasons}"
+        entry = ActivityEntry("check", text, state=check.verdict, detail=check.reasons)
+        if last is not None and last.kind == "check" and last.state == "running":
+            self.entries[-1] = entry
+        else:
+            self._add(entry)
 
     def _tool(self, call_id: str) -> ActivityEntry | None:
         for entry in reversed(self.entries):

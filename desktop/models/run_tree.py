@@ -23,6 +23,7 @@ from sidecar.protocol import (
     TaskInfo,
     TaskUpdate,
 )
+from sidecar.protocol.checks import TaskCheck
 
 TaskKey = tuple[str, str]
 """(plan_id, task_id)"""
@@ -251,8 +252,13 @@ class RunTree:
         )
         if node is None:
             return
+        body: RunEventBody | TaskCheck
         try:
-            body = _EVENT_BODY.validate_python(event.event)
+            body = (
+                TaskCheck.model_validate(event.event)
+                if event.event.get("type") == "check"
+                else _EVENT_BODY.validate_python(event.event)
+            )
         except ValidationError:
             return  # a shape this desktop does not know yet: nothing to show for it
         if node.activity.apply(body):

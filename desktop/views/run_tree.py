@@ -246,4 +246,6 @@ def _show_entry(item: QTreeWidgetItem, entry: ActivityEntry) -> None:
     item.setText(0, entry.text)
     item.setText(STATUS, entry.state)
     item.setToolTip(0, entry.detail or entry.text)
-    item.setForeground(STATUS, QBrush(ERROR_COLOUR) if entry.state == "error" else QBrush())
+    item.setForeground(
+        STATUS, QBrush(ERROR_COLOUR) if entry.state in ("error", "fail") else QBrush()
+    )

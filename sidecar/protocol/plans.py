@@ -96,3 +96,9 @@ class PlanInfo(WireModel):
     status: PlanStatus
     created_at: float
     tasks: tuple[TaskInfo, ...]
+    budget_tokens: int | None = Field(
+        default=None, description="The plan's token budget (`budget_tokens` in its JSON)."
+    )
+    spent_tokens: int = Field(default=0, description="Tokens its tasks have spent (recorded).")
+    remaining_tokens: int | None = Field(default=None, description="Budget left; None: no budget.")
+    budget_warned: bool = Field(default=False, description="80% of the budget is spent.")

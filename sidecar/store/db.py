@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sidecar.store.budgets import BUDGET_SCHEMA
 from sidecar.store.context import CONTEXT_SCHEMA
 from sidecar.store.heartbeat import HEARTBEAT_SCHEMA
 from sidecar.store.history import create_message_index
@@ -158,6 +159,7 @@ def open_database(path: Path, *, busy_timeout_ms: int = 10_000) -> Database:
         create_message_index(conn)
         conn.executescript(CONTEXT_SCHEMA)
         conn.executescript(UNCERTAIN_SCHEMA)
+        conn.executescript(BUDGET_SCHEMA)
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),

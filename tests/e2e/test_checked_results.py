@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from sidecar.protocol import RunEventParams
+from sidecar.protocol.checks import TaskCheck
 from tests.e2e.harness import Sidecar, event_types
 from tests.e2e.test_subagents import _answers, _start, _task
 from tests.fakes.dspy_format import answer_text
@@ -55,11 +56,13 @@ def _last_user(request: RecordedRequest) -> str:
 
 
 def _checks(events: list[RunEventParams]) -> list[dict[str, Any]]:
-    return [
+    """The checks shown in the run tree, each a valid wire `TaskCheck`."""
+    found = [
         e.event.event  # type: ignore[union-attr]
         for e in events
         if e.event.type == "subagent_event" and e.event.event.get("type") == "check"  # type: ignore[union-attr]
     ]
+    return [TaskCheck.model_validate(c).model_dump() for c in found]
 
 
 async def _run_plan(agent: Sidecar, tasks: list[dict[str, Any]]) -> tuple[str, str]:

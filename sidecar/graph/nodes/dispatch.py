@@ -32,6 +32,7 @@ from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit
 from sidecar.graph.nodes.tool import record_call, record_result
 from sidecar.graph.state import SubagentInput, TurnState
+from sidecar.graph.subagents.budget import parse_budget, record_budget
 from sidecar.graph.subagents.delegation import mint_for_plan
 from sidecar.graph.subagents.plans import completed_specs, task_spec, validate_edit
 from sidecar.graph.subagents.records import emit_plan
@@ -146,6 +147,7 @@ def _store_plan(deps: GraphDeps, state: TurnState, call: dict[str, Any]) -> tupl
     interrupt finds it recorded). Raises PlanError."""
     store = deps.store
     request = plan_request(call)
+    parse_budget(cast(dict[str, Any], call.get("arguments") or {}))  # refused before storing
     profiles = deps.profiles()
     plan_id = request.replan_of or f"plan-{call['id']}"
     existing = store.get_plan(plan_id)
@@ -170,6 +172,7 @@ def _store_plan(deps: GraphDeps, state: TurnState, call: dict[str, Any]) -> tupl
         existing = store.get_plan(plan_id)
     assert existing is not None
     if existing.version == 0 or existing.call_id != call["id"]:
+        record_budget(deps, plan_id, cast(dict[str, Any], call.get("arguments") or {}))
         store.replace_open_tasks(plan_id, request.goal, [t.to_json() for t in ordered])
         store.set_plan_status(plan_id, "awaiting_approval", call_id=call["id"])
     return plan_id, request

@@ -110,7 +110,7 @@ def _relay(ctx: AttemptContext, sub: str, chunk: dict[str, Any], artifacts: list
     kind = chunk.get("type")
     if kind == "usage":
         ctx.add_usage(chunk.get("usage", {}))
-        ctx.report({"type": "usage"})
+        ctx.report({"type": "usage", "tokens": ctx.tokens_in + ctx.tokens_out})
         problem = ctx.over_budget()
         if problem is not None:
             raise BudgetExceededError(problem)

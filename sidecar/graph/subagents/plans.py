@@ -12,6 +12,7 @@ from typing import Any
 from sidecar.coord.dag import TaskSpec, parse_tasks, validate_plan
 from sidecar.coord.profiles import Profile
 from sidecar.store import PlanRecord, Store, TaskRecord
+from sidecar.store.budgets import plan_budget
 
 
 def task_spec(task: TaskRecord) -> TaskSpec:
@@ -58,4 +59,18 @@ def plan_dict(store: Store, plan: PlanRecord) -> dict[str, Any]:
         "status": plan.status,
         "created_at": plan.created_at,
         "tasks": [task_dict(t) for t in store.tasks(plan.id)],
+        **_budget_fields(store, plan.id),
+    }
+
+
+def _budget_fields(store: Store, plan_id: str) -> dict[str, Any]:
+    """The plan's token budget, what it spent and what remains; nothing without a budget."""
+    budget = plan_budget(store.conn, plan_id)
+    if budget is None:
+        return {}
+    return {
+        "budget_tokens": budget.budget_tokens,
+        "spent_tokens": budget.spent_tokens,
+        "remaining_tokens": budget.remaining_tokens,
+        "budget_warned": budget.warned,
     }

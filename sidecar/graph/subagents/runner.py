@@ -17,7 +17,7 @@ import asyncio
 import time
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from sidecar.binding.calls import LiveInterruptDropped, task_scope
 from sidecar.coord.profiles import Profile
@@ -30,6 +30,7 @@ from sidecar.graph.subagents.attempt import (
     AttemptResult,
     BudgetExceededError,
 )
+from sidecar.graph.subagents.budget import budget_spent, charge, is_spent
 from sidecar.graph.subagents.composer import composer_attempt, is_composer
 from sidecar.graph.subagents.escalation import ask_author, out_of_attempts
 from sidecar.graph.subagents.finish import finish_task
@@ -129,17 +130,13 @@ async def _attempts(
                 session_ref=result.session_ref,
             )
             stopped = "budget"
-        if stopped == "cancelled":
-            reason = "aborted with the plan" if deps.coordinator.aborted(task.plan_id) else None
-            finish_task(deps, inp, current, "cancelled", error=reason or "cancelled by the author")
+        settled = await _settle(deps, inp, current, result, stopped)
+        if settled is None:
             return
-        if result.status == "success":
-            verdict = await check_result(deps, inp, current, result)
-            if verdict is None or verdict.passed:
-                finish_task(deps, inp, current, "succeeded", result=result)
-                return
-            # A failed check goes back to the agent with its reasons, not as a blind retry.
-            result = replace(result, status="failed", error=verdict.feedback())
+        if settled == "continue":
+            mode, task = "continue", _reload(deps, current)
+            continue
+        result = settled
         if result.status == "incomplete" and continuations < timings.max_continuations:
             continuations += 1
             if result.session_ref:
@@ -159,6 +156,32 @@ async def _attempts(
             return
         profile = next_profile
         attempt, mode, task = 0, "retry", _reload(deps, current)
+
+
+async def _settle(
+    deps: GraphDeps,
+    inp: SubagentInput,
+    task: TaskRecord,
+    result: AttemptResult,
+    stopped: str | None,
+) -> AttemptResult | Literal["continue"] | None:
+    """What an ended attempt comes to: None once the task has ended (cancelled, stopped by the
+    plan's budget, or succeeded and passed its check); `continue` when the author raised the
+    plan's budget; else the result to retry (a failed check becomes a failure with its
+    reasons, not a blind retry)."""
+    if stopped == "cancelled":
+        reason = "aborted with the plan" if deps.coordinator.aborted(task.plan_id) else None
+        finish_task(deps, inp, task, "cancelled", error=reason or "cancelled by the author")
+        return None
+    if stopped == "budget" and is_spent(result.error):
+        return "continue" if await budget_spent(deps, inp, task) else None
+    if result.status != "success":
+        return result
+    verdict = await check_result(deps, inp, task, result)
+    if verdict is None or verdict.passed:
+        finish_task(deps, inp, task, "succeeded", result=result)
+        return None
+    return replace(result, status="failed", error=verdict.feedback())
 
 
 def _next_mode(profile: Profile, result: AttemptResult) -> AttemptMode:
@@ -300,6 +323,8 @@ class _Reporter:
 
     def __call__(self, report: dict[str, Any]) -> None:
         self._activity.set()
+        if report.get("type") == "usage":
+            charge(self._deps, self._task, int(report.get("tokens", 0)))
         event = report.get("event")
         if event is not None:
             emit(

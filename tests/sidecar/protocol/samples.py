@@ -47,6 +47,7 @@ from sidecar.protocol import (
     WireModel,
 )
 from tests.sidecar.protocol.agent_samples import AGENT_SAMPLES
+from tests.sidecar.protocol.check_samples import CHECK_OTHER_SAMPLES
 from tests.sidecar.protocol.coord_samples import (
     COORD_EVENT_SAMPLES,
     COORD_OTHER_SAMPLES,
@@ -198,4 +199,5 @@ OTHER_SAMPLES: list[WireModel] = [
     *FEATURE_OTHER_SAMPLES,
     *COORD_OTHER_SAMPLES,
     *QUEUE_OTHER_SAMPLES,
+    *CHECK_OTHER_SAMPLES,
 ]
