@@ -49,6 +49,17 @@ def task_status_text(task: TaskInfo) -> str:
     return f"{task.status} · {STALLED_BADGE}" if task.stalled else task.status
 
 
+def plan_status_text(plan: PlanInfo) -> str:
+    """The plan's status and, with a token budget, what it spent and what remains."""
+    if plan.budget_tokens is None:
+        return plan.status
+    warned = " · 80% spent" if plan.budget_warned else ""
+    return (
+        f"{plan.status} · {plan.spent_tokens:,} of {plan.budget_tokens:,} tokens"
+        f" ({plan.remaining_tokens or 0:,} left){warned}"
+    )
+
+
 def _tokens(task: TaskInfo) -> str:
     return f"{task.tokens_in:,} / {task.tokens_out:,}" if task.tokens_in or task.tokens_out else ""
 
@@ -164,7 +175,9 @@ class RunTreePanel(QWidget):
             plan_item.setExpanded(plan.id == newest)
 
     def _add_plan(self, plan: PlanInfo) -> QTreeWidgetItem:
-        item = QTreeWidgetItem(self.tree, [f"Plan v{plan.version}: {plan.goal}", plan.status])
+        item = QTreeWidgetItem(
+            self.tree, [f"Plan v{plan.version}: {plan.goal}", plan_status_text(plan)]
+        )
         item.setToolTip(0, plan.goal)
         for node in self.model.tasks(plan.id):
             self._add_task(item, node)
