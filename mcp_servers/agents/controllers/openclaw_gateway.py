@@ -18,9 +18,7 @@ import json
 import logging
 import platform
 import uuid
-from collections.abc import AsyncIterator
-from types import TracebackType
-from typing import Any, ClassVar, Self, cast
+from typing import Any, ClassVar, cast
 
 import anyio
 import anyio.abc
@@ -28,29 +26,25 @@ from pydantic import JsonValue
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import WebSocketException
 
-from mcp_servers.agents.controllers.base import AgentController
 from mcp_servers.agents.controllers.config import OpenClawConfig
 from mcp_servers.agents.controllers.prompting import compose_prompt
 from mcp_servers.agents.controllers.run_state import RunState, new_event_stream
+from mcp_servers.agents.controllers.single_run import SingleRunController
 from mcp_servers.agents.errors import (
-    ControllerError,
     ControllerNotOpenError,
-    NoRunError,
     RunInProgressError,
-    UnknownPermissionRequestError,
 )
-from mcp_servers.agents.events import AgentEvent, StateHint
+from mcp_servers.agents.events import StateHint
 from mcp_servers.agents.parsers.base import JsonObject, as_object, dict_of, str_of
 from mcp_servers.agents.parsers.openclaw import classify_error
 from mcp_servers.agents.parsers.openclaw_gateway import OpenClawGatewayParser
 from mcp_servers.agents.parsers.outcome import RunFacts, build_result, terminal_event
-from mcp_servers.agents.requests import PermissionDecision, ResumeRequest, StartRequest
+from mcp_servers.agents.requests import StartRequest
 from mcp_servers.agents.results import (
     AppliedPolicy,
     Attempt,
     ErrorCode,
     NormalizedError,
-    OperatorResult,
 )
 from mcp_servers.agents.traces import TraceWriter, default_trace_dir
 
@@ -222,15 +216,14 @@ async def probe_gateway(url: str, timeout_s: float) -> str | None:
     return None
 
 
-class OpenClawGatewayController(AgentController):
+class OpenClawGatewayController(SingleRunController):
     """Runs OpenClaw turns on a Gateway over its WebSocket protocol."""
 
     provider: ClassVar = "openclaw"
 
     def __init__(self, config: OpenClawConfig) -> None:
+        super().__init__()
         self.config = config
-        self._group: anyio.abc.TaskGroup | None = None
-        self._run: RunState | None = None
         self._parser: OpenClawGatewayParser | None = None
         self.notes: list[str] = []
         self.stopped = anyio.Event()
@@ -244,64 +237,6 @@ class OpenClawGatewayController(AgentController):
     @property
     def url(self) -> str:
         return self.config.gateway_url or "ws://127.0.0.1:18789"
-
-    async def __aenter__(self) -> Self:
-        group = anyio.create_task_group()
-        await group.__aenter__()
-        self._group = group
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._run is not None:
-            self._run.request_stop("interrupt")
-        group, self._group = self._group, None
-        try:
-            if group is not None:
-                await group.__aexit__(exc_type, exc, tb)
-        finally:
-            if self._run is not None and not self._run.streamed:
-                self._run.receive.close()
-
-    async def start(self, request: StartRequest) -> None:
-        await self._launch(request, None)
-
-    async def resume(self, request: ResumeRequest) -> None:
-        await self._launch(request, request.native_session_id)
-
-    async def stream(self) -> AsyncIterator[AgentEvent]:
-        run = self._require_run()
-        if run.streamed:
-            raise ControllerError("the run's event stream was already consumed")
-        run.streamed = True
-        async with run.receive:
-            async for event in run.receive:
-                yield event
-
-    async def interrupt(self) -> None:
-        self._require_run().request_stop("interrupt")
-
-    async def answer_permission(self, request_id: str, decision: PermissionDecision) -> None:
-        raise UnknownPermissionRequestError(request_id)
-
-    async def wait(self) -> OperatorResult:
-        run = self._require_run()
-        await run.done.wait()
-        assert run.result is not None
-        return run.result
-
-    @property
-    def result(self) -> OperatorResult | None:
-        return self._run.result if self._run is not None else None
-
-    def _require_run(self) -> RunState:
-        if self._run is None:
-            raise NoRunError("no run has been started")
-        return self._run
 
     async def _launch(self, request: StartRequest, resume_id: str | None) -> None:
         if self._group is None:

@@ -12,15 +12,12 @@ import json
 import logging
 import os
 from abc import abstractmethod
-from collections.abc import AsyncIterator
-from types import TracebackType
-from typing import ClassVar, Self
+from typing import ClassVar
 
 import anyio
 import anyio.abc
 from pydantic import JsonValue
 
-from mcp_servers.agents.controllers.base import AgentController
 from mcp_servers.agents.controllers.config import ControllerConfig
 from mcp_servers.agents.controllers.run_state import (
     AttemptIO,
@@ -29,14 +26,12 @@ from mcp_servers.agents.controllers.run_state import (
     new_event_stream,
     wait_event,
 )
+from mcp_servers.agents.controllers.single_run import SingleRunController
 from mcp_servers.agents.errors import (
-    ControllerError,
     ControllerNotOpenError,
-    NoRunError,
     RunInProgressError,
-    UnknownPermissionRequestError,
 )
-from mcp_servers.agents.events import AgentEvent, Heartbeat, StateHint
+from mcp_servers.agents.events import Heartbeat, StateHint
 from mcp_servers.agents.parsers.base import StreamParser
 from mcp_servers.agents.parsers.outcome import (
     RunFacts,
@@ -45,13 +40,12 @@ from mcp_servers.agents.parsers.outcome import (
     terminal_event,
 )
 from mcp_servers.agents.process import AgentProcess, SpawnError, StopStep
-from mcp_servers.agents.requests import PermissionDecision, ResumeRequest, StartRequest
+from mcp_servers.agents.requests import ResumeRequest, StartRequest
 from mcp_servers.agents.results import (
     AppliedPolicy,
     Attempt,
     ErrorCode,
     NormalizedError,
-    OperatorResult,
 )
 from mcp_servers.agents.traces import TraceWriter, default_trace_dir
 
@@ -60,15 +54,14 @@ logger = logging.getLogger(__name__)
 _RESUME_NOT_FOUND_WORDS = ("no conversation", "no session", "not found", "no rollout", "no thread")
 
 
-class SubprocessController(AgentController):
+class SubprocessController(SingleRunController):
     """An `AgentController` over a CLI subprocess; subclass per provider."""
 
     stdin_pipe: ClassVar[bool] = False
 
     def __init__(self, config: ControllerConfig) -> None:
         self.config = config
-        self._group: anyio.abc.TaskGroup | None = None
-        self._run: RunState | None = None
+        super().__init__()
 
     @abstractmethod
     def build_argv(self, request: StartRequest, resume_id: str | None) -> list[str]:
@@ -110,68 +103,6 @@ class SubprocessController(AgentController):
                 StopStep("sigkill", grace.term_grace_s),
             ]
         )
-
-    async def __aenter__(self) -> Self:
-        group = anyio.create_task_group()
-        await group.__aenter__()
-        self._group = group
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._run is not None:
-            self._run.request_stop("interrupt")
-        group, self._group = self._group, None
-        try:
-            if group is not None:
-                await group.__aexit__(exc_type, exc, tb)
-        finally:
-            self._discard_unread_events()
-
-    def _discard_unread_events(self) -> None:
-        """Close the event channel of a run nobody streamed (events stay in the trace)."""
-        if self._run is not None and not self._run.streamed:
-            self._run.receive.close()
-
-    async def start(self, request: StartRequest) -> None:
-        await self._launch(request, None)
-
-    async def resume(self, request: ResumeRequest) -> None:
-        await self._launch(request, request.native_session_id)
-
-    async def stream(self) -> AsyncIterator[AgentEvent]:
-        run = self._require_run()
-        if run.streamed:
-            raise ControllerError("the run's event stream was already consumed")
-        run.streamed = True
-        async with run.receive:
-            async for event in run.receive:
-                yield event
-
-    async def interrupt(self) -> None:
-        self._require_run().request_stop("interrupt")
-
-    async def answer_permission(self, request_id: str, decision: PermissionDecision) -> None:
-        raise UnknownPermissionRequestError(request_id)
-
-    async def wait(self) -> OperatorResult:
-        run = self._require_run()
-        await run.done.wait()
-        assert run.result is not None
-        return run.result
-
-    @property
-    def result(self) -> OperatorResult | None:
-        return self._run.result if self._run is not None else None
-
-    def _require_run(self) -> RunState:
-        if self._run is None:
-            raise NoRunError("no run has been started")
-        return self._run
 
     async def send_json(
         self, run: RunState, proc: AgentProcess, payload: dict[str, JsonValue]
