@@ -188,3 +188,38 @@ async def test_a_command_check_runs_in_the_sandbox_and_its_output_is_the_reason(
     checks = [c for c in _checks(events) if c["verdict"] != "running"]
     assert {c["method"] for c in checks} == {"command"}
     assert sorted(c["verdict"] for c in checks) == ["fail", "fail", "fail", "pass"]
+
+
+async def test_eight_checked_tasks_in_parallel_each_get_their_own_verdicts(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    rejected: set[str] = set()
+
+    def respond(request: RecordedRequest) -> Reply:
+        text = _last_user(request)
+        if not _is_check(request):
+            return _answers(request) if "Task: Task " in text else Reply.text(answer_text("ok"))
+        task_id = text.split("Title: Task ", 1)[1].split()[0]
+        if int(task_id[1:]) % 2 == 0 and task_id not in rejected:
+            rejected.add(task_id)
+            return Reply.text(answer_text(f"FAIL\n{task_id} is too short."))
+        return Reply.text(answer_text("PASS"))
+
+    model.push(*[respond] * 24)
+    tasks = [{**_task(f"t{n}"), "success_criteria": f"t{n} is complete."} for n in range(8)]
+    thread_id, run_id = await _run_plan(agent, tasks)
+    events = await agent.run_to_end(run_id, within=240)
+    assert event_types(events)[-1] == "run_finished"
+    done = await _tasks(agent, thread_id)
+    assert {t["status"] for t in done.values()} == {"succeeded"}
+    assert {n: t["attempt"] for n, t in done.items()} == {
+        f"t{n}": 2 if n % 2 == 0 else 1 for n in range(8)
+    }
+    verdicts = [c for c in _checks(events) if c["verdict"] != "running"]
+    assert sorted(c["verdict"] for c in verdicts) == ["fail"] * 4 + ["pass"] * 8
+    # Each revision was told its own task's reasons, never another task's.
+    for request in model.generation_requests:
+        text = _last_user(request)
+        if "is too short." in text and not _is_check(request):
+            assert text.count("is too short.") == 1
+    assert len(model.generation_requests) == 24

@@ -22,7 +22,11 @@ _TASK_SCHEMA: dict[str, Any] = {
         "objective": {"type": "string", "description": "Everything the subagent must know."},
         "profile": {"type": "string"},
         "depends_on": {"type": "array", "items": {"type": "string"}},
-        "success_criteria": {"type": "string"},
+        "success_criteria": {
+            "type": "string",
+            "description": "What a checker verifies before the task counts as done: prose for "
+            "a verifier, or 'run: <python>' (exit code 0 passes) run in the sandbox.",
+        },
     },
     "required": ["id", "title", "objective", "profile"],
 }
@@ -59,6 +63,11 @@ def dispatch_specs(profiles: dict[str, str]) -> list[ToolSpec]:
                 "goal": {"type": "string"},
                 "tasks": {"type": "array", "items": _TASK_SCHEMA, "minItems": 1},
                 "plan_id": {"type": "string"},
+                "budget_tokens": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "Optional token budget for the whole plan.",
+                },
             },
             "required": ["goal", "tasks"],
         },

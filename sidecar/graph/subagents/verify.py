@@ -27,6 +27,7 @@ from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit
 from sidecar.graph.state import SubagentInput
 from sidecar.graph.subagents.attempt import AttemptContext, AttemptResult
+from sidecar.graph.subagents.records import change_task
 from sidecar.host.host import ServerUnavailableError
 from sidecar.host.types import UnknownToolError
 from sidecar.store import TaskRecord
@@ -165,7 +166,23 @@ async def _model_check(
         return Verdict(False, f"the verifier did not answer within {profile.timeout:g}s", "model")
     except Exception as exc:  # the check boundary: a broken verifier is a failed check
         return Verdict(False, f"the verifier failed: {type(exc).__name__}: {exc}", "model")
+    finally:
+        _count_usage(deps, task, ctx)
     return parse_verdict(answer.summary)
+
+
+def _count_usage(deps: GraphDeps, task: TaskRecord, ctx: AttemptContext) -> None:
+    """The verifier's tokens count towards the task (and so its plan's budget)."""
+    fresh = deps.store.get_task(task.plan_id, task.id)
+    if fresh is None or not (ctx.tokens_in or ctx.tokens_out):
+        return
+    change_task(
+        deps.store,
+        task.plan_id,
+        task.id,
+        tokens_in=fresh.tokens_in + ctx.tokens_in,
+        tokens_out=fresh.tokens_out + ctx.tokens_out,
+    )
 
 
 def _quiet(report: dict[str, Any]) -> None:
