@@ -78,6 +78,10 @@ async def test_a_fact_from_turn_one_is_in_the_prompt_at_turn_46_and_in_a_new_thr
         before = len(model.generation_requests)
         await turn(agent, thread, "Who is my editor again?")
         assert "Zofia Quintanilla-Brandt" in prompt_of(model.generation_requests[before])
+        usage = await agent.call("thread/usage", {"thread_id": thread})
+        assert len(usage["turns"]) == 46 and usage["prompt_tokens"] > 0 and usage["cost"] > 0
+        exported = await agent.call("thread/export", {"thread_id": thread, "format": "markdown"})
+        assert "| total |" in exported["content"]
         other = (await agent.call("thread/create", {}))["id"]
         before = len(model.generation_requests)
         events = await turn(agent, other, "Who edits my manuscript?")
