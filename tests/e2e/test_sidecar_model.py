@@ -51,7 +51,7 @@ async def test_the_model_reads_a_file_and_its_answer_streams_in_tokens(
     model.push(
         Reply.tool_call("workspace__read", {"path": "notes.md"}),
         # Pauses far longer than the coalescing window: the answer arrives in several events.
-        Reply.text(answer_text(answer), chunk_size=16, chunk_delay=0.3),
+        Reply.text(answer_text(answer), chunk_size=24, chunk_delay=0.6),
     )
     thread = await agent.call("thread/create", {})
     run = await agent.call(

@@ -110,7 +110,7 @@ async def test_the_final_answer_streams_in_pieces_as_the_model_sends_it(
 ) -> None:
     answer = "The file has two sections.\n\nThe second one lists *three* open questions."
     # A pause between the model's chunks far longer than the coalescing window.
-    chat_server.push(Reply.text(answer_text(answer), chunk_size=24, chunk_delay=0.3))
+    chat_server.push(Reply.text(answer_text(answer), chunk_size=32, chunk_delay=0.6))
     tokens: list[str] = []
 
     async def sink(text: str) -> None:

@@ -68,7 +68,7 @@ async def test_a_text_answer_streams_in_pieces_as_the_model_sends_it(
     chat_server: ScriptedModelServer, make_planner: PlannerFactory
 ) -> None:
     answer = "Chapter one opens with a storm.\n\nChapter two is still empty."
-    chat_server.push(Reply.text(text_reply(answer), chunk_size=24, chunk_delay=0.3))
+    chat_server.push(Reply.text(text_reply(answer), chunk_size=32, chunk_delay=0.6))
     tokens: list[str] = []
 
     async def sink(text: str) -> None:
