@@ -216,7 +216,9 @@ def test_scrolling_up_through_a_thread_of_2000_messages_reaches_every_one(
             last = transcript.newest_seq()
             bar.setValue(bar.maximum())
             qtbot.waitUntil(lambda: transcript.newest_seq() != last, timeout=COLD_MS)  # noqa: B023
-            qtbot.waitUntil(lambda: bar.value() < bar.maximum(), timeout=10_000)
+            qtbot.waitUntil(
+                lambda: bar.value() < bar.maximum() or not transcript.has_newer, timeout=10_000
+            )  # the place is kept; at the live end the view follows it
         ids = shown_ids()
         assert ids[-1] == "m1999" and ids == sorted(ids, key=lambda i: int(i[1:]))
     finally:
