@@ -24,7 +24,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
 from bench.gui_streamer import bench_tokens
-from desktop.app import DesktopApp, build_desktop
+from desktop.app import DesktopApp, build_desktop, freeze_start_up
 from desktop.ipc.process import SidecarProcess
 from desktop.models.transcript import MessageEntry
 from sidecar.protocol import RunEventParams
@@ -94,6 +94,7 @@ def measure_stream(tokens: int, rate: float) -> dict[str, Any]:
     assert isinstance(app, QApplication)
     process = SidecarProcess(sys.executable, ["-m", "bench.gui_streamer", str(tokens), str(rate)])
     desktop = build_desktop(process=process)
+    freeze_start_up()
     desktop.window.resize(1200, 800)
     desktop.window.show()
     desktop.start()
@@ -197,6 +198,7 @@ def measure_open(messages: int) -> dict[str, Any]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ATRIUM_", "OPENAI_"))}
         env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
         desktop = build_desktop(data_dir, env)
+        freeze_start_up()
         desktop.window.resize(1200, 800)
         desktop.window.show()
         desktop.start()

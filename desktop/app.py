@@ -99,9 +99,6 @@ def build_desktop(
     client.initialize_failed.connect(
         lambda error: window.banner.show_message(f"The sidecar refused to start: {error.message}")
     )
-    # What start-up built lives as long as the window: the cyclic collector need not scan it
-    # again. Without this a full collection late in a long stream froze the window ~350 ms.
-    gc.freeze()
     return DesktopApp(process, client, state, controller, window, servers, composer)
 
 
@@ -134,12 +131,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setStyle("Fusion")  # one look everywhere, and palettes (light/dark) apply fully
     data_dir = args.data_dir or _env_path("ATRIUM_DATA_DIR")
     desktop = build_desktop(data_dir)
+    freeze_start_up()
     app.aboutToQuit.connect(desktop.shutdown)
     desktop.window.quit_requested.connect(app.quit)
     install_tray(app, desktop.window)
     desktop.window.show()
     desktop.start()
     return app.exec()
+
+
+def freeze_start_up() -> None:
+    """What start-up built lives as long as the window, so the cyclic collector need not scan it
+    again: without this a full collection late in a long stream froze the window ~350 ms. (Only
+    for a process that runs one window: frozen objects are never collected.)"""
+    gc.collect()
+    gc.freeze()
 
 
 def _env_path(name: str) -> Path | None:
