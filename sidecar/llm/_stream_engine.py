@@ -264,8 +264,11 @@ class CoalescingOpenAIEngine:
         codec = _ChatStream(request)
         fed: list[dict[str, Any]] = []  # what the codec got, as dicts
         try:
+            # The body goes as `extra_body`: the SDK would otherwise walk every message against
+            # its TypedDict annotations (most of a long thread's CPU per turn), and it is
+            # already in the provider's wire format.
             async with self._client.chat.completions.with_streaming_response.create(
-                model=model, stream=True, **body
+                model=model, messages=[], stream=True, extra_body=body
             ) as response:
                 try:
                     raw = response.http_response.aiter_raw()

@@ -59,7 +59,8 @@ def test_an_author_approves_a_write_sees_the_answer_stream_and_gets_it_back_afte
 ):
     model.push(
         Reply.tool_call("workspace__write", {"path": "chapter1.md", "content": "It began.\n"}),
-        Reply.text(answer_text(ANSWER), chunk_size=5),
+        # Pauses well past the sidecar's coalescing window: the answer arrives in pieces.
+        Reply.text(answer_text(ANSWER), chunk_size=16, chunk_delay=0.4),
     )
     window = app.window
     tokens: list[str] = []
