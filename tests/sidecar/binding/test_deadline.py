@@ -30,8 +30,10 @@ async def test_a_silent_call_times_out_as_idle() -> None:
 
 
 async def test_progress_keeps_a_call_alive_past_its_idle_timeout() -> None:
-    with IdleDeadline(idle_s=0.2, hard_s=30) as deadline:
-        await steady_progress(deadline, every_s=0.05, times=12)
+    # Steps 10x shorter than the idle limit, for longer than it in all: only progress can keep
+    # the call alive (and a loaded machine's event-loop stalls stay well inside the limit).
+    with IdleDeadline(idle_s=1.5, hard_s=60) as deadline:
+        await steady_progress(deadline, every_s=0.15, times=14)
 
 
 async def test_the_hard_cap_holds_however_much_progress_arrives() -> None:
