@@ -94,20 +94,6 @@ def workspace_spec(root: Path) -> ServerSpec:
     return ServerSpec(name="workspace", target=target, trusted=True)
 
 
-def skills_spec(workspace: Path, data: Path) -> ServerSpec:
-    """Skills in process: the workspace's `.agents/skills` and `.claude/skills`, then the
-    account's `<data dir>/skills`; their scripts run in the sandbox runner under the data dir."""
-
-    def target() -> Any:
-        from mcp_servers.skills import build_server
-        from mcp_servers.skills.catalog import default_roots
-
-        roots = default_roots(workspace, data / "skills")
-        return build_server(roots, sandbox_dir=data / "sandbox" / "skills")
-
-    return ServerSpec(name="skills", target=target, trusted=True)
-
-
 def memory_spec(memory: LazyMemory) -> ServerSpec:
     """The memory server, in-process over the SDK's in-memory transport: it shares the
     sidecar's database connection, so the sidecar stays the one writer of the file."""
@@ -129,6 +115,20 @@ def schedule_spec(book: Callable[[], ScheduleBook]) -> ServerSpec:
         return build_server(book())
 
     return ServerSpec(name="schedule", target=target, trusted=True)
+
+
+def skills_spec(workspace: Path, data: Path) -> ServerSpec:
+    """Skills in process: the workspace's `.agents/skills` and `.claude/skills`, then the
+    account's `<data dir>/skills`; their scripts run in the sandbox runner under the data dir."""
+
+    def target() -> Any:
+        from mcp_servers.skills import build_server
+        from mcp_servers.skills.catalog import default_roots
+
+        roots = default_roots(workspace, data / "skills")
+        return build_server(roots, sandbox_dir=data / "sandbox" / "skills")
+
+    return ServerSpec(name="skills", target=target, trusted=True)
 
 
 def sandbox_spec(workdir: Path) -> ServerSpec:
@@ -247,6 +247,7 @@ class SidecarApp:
                 sandbox_spec(data / "sandbox"),
                 agents_spec(data, self.planner.config),
                 skills_spec(workspace, data),
+                memory_spec(self.memory),
                 schedule_spec(lambda: self.scheduled.book),
             ],
             config_file=ConfigFile(data / "mcp.json"),

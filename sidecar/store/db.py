@@ -157,8 +157,8 @@ def open_database(path: Path, *, busy_timeout_ms: int = 10_000) -> Database:
         conn.executescript(QUEUE_SCHEMA)
         conn.executescript(HEARTBEAT_SCHEMA)
         create_message_index(conn)
-        conn.executescript(CONTEXT_SCHEMA)
         conn.executescript(UNCERTAIN_SCHEMA)
+        conn.executescript(CONTEXT_SCHEMA)
         conn.executescript(BUDGET_SCHEMA)
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
