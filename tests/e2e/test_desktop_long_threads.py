@@ -202,7 +202,7 @@ def test_scrolling_up_through_a_thread_of_2000_messages_reaches_every_one(
             first = transcript.oldest_message_id()
             bar.setValue(0)  # the author drags the scroll bar to the top
             qtbot.waitUntil(lambda: transcript.oldest_message_id() != first, timeout=COLD_MS)  # noqa: B023
-            qtbot.waitUntil(lambda: bar.value() > 0, timeout=10_000)  # the place is kept
+            qtbot.waitUntil(lambda: bar.value() > 0, timeout=COLD_MS)  # the place is kept
             pages += 1
             assert len(transcript) <= MAX_ROWS  # older pages in, the newest rows out
         seen.update(shown_ids())

@@ -87,7 +87,8 @@ async def test_an_openclaw_write_arrives_as_a_changeset_and_lands_only_once_acce
         listed = await agent.call("profile/list")
         profile = {"id": "openclaw", "name": "OpenClaw", "kind": "openclaw"}
         profile["model"] = "openai/scripted"
-        await agent.call("profile/set", {"profiles": [*listed["profiles"], profile]})
+        others = [p for p in listed["profiles"] if p["id"] != "openclaw"]
+        await agent.call("profile/set", {"profiles": [*others, profile]})
         thread = await agent.call("thread/create", {})
         text = "/delegate openclaw Write the first chapter"
         run = await agent.call("run/start", {"thread_id": thread["id"], "text": text})

@@ -227,10 +227,17 @@ async def test_a_pending_approval_survives_a_killed_sidecar(sidecar_data: Path, 
         await process.kill()
 
 
-async def test_a_new_message_closes_an_unanswered_approval_with_a_result(sidecar: Sidecar):
+async def test_a_new_message_in_interrupt_mode_closes_an_unanswered_approval_with_a_result(
+    sidecar: Sidecar,
+):
+    """A message sent while a question waits is queued (issue 15); sent as `interrupt`, it takes
+    over: the unanswered call is closed with a result and the question is gone."""
     thread = await sidecar.call("thread/create", {})
     await start_and_finish(sidecar, thread["id"], write_command("z.md", "z"))
-    await start_and_finish(sidecar, thread["id"], "/tools")
+    run = await sidecar.call(
+        "run/start", {"thread_id": thread["id"], "text": "/tools", "mode": "interrupt"}
+    )
+    await sidecar.run_to_end(run["run_id"])
     got = await sidecar.call("thread/get", {"thread_id": thread["id"]})
     calls = [c["id"] for m in got["messages"] for c in m["tool_calls"]]
     results = {m["tool_call_id"]: m for m in got["messages"] if m["role"] == "tool"}

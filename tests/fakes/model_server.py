@@ -295,7 +295,7 @@ class ScriptedModelServer:
         with self._lock:
             return [f"{r.method} {r.path}" for r in self.requests]
 
-    def wait_for_generations(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
+    def wait_for_generations(self, count: int, timeout: float = 60.0) -> list[RecordedRequest]:
         """Block until `count` generation requests arrived; raises TimeoutError otherwise."""
         with self._lock:
             ok = self._lock.wait_for(
