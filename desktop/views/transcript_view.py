@@ -367,6 +367,13 @@ class TranscriptView(QWidget):
 
     def _on_page_loaded(self, _result: object) -> None:
         self._loading = None
+        # A page that left the view at an edge (its rows laid out shorter than estimated) must
+        # not strand the author there: scrolling further at the edge moves nothing, so no
+        # scroll event would ask for the next page. Look again once the rows are laid out.
+        QTimer.singleShot(0, self._on_page_settled)
+
+    def _on_page_settled(self) -> None:
+        self._on_scroll_value_changed(self.list_view.verticalScrollBar().value())
 
     def _on_page_failed(self, error: ErrorObject) -> None:
         self._loading = None

@@ -217,7 +217,7 @@ def test_scrolling_up_through_a_thread_of_2000_messages_reaches_every_one(
             bar.setValue(bar.maximum())
             qtbot.waitUntil(lambda: transcript.newest_seq() != last, timeout=COLD_MS)  # noqa: B023
             qtbot.waitUntil(
-                lambda: bar.value() < bar.maximum() or not transcript.has_newer, timeout=10_000
+                lambda: bar.value() < bar.maximum() or not transcript.has_newer, timeout=COLD_MS
             )  # the place is kept; at the live end the view follows it
         ids = shown_ids()
         assert ids[-1] == "m1999" and ids == sorted(ids, key=lambda i: int(i[1:]))
