@@ -206,7 +206,9 @@ def test_scrolling_up_through_a_thread_of_2000_messages_reaches_every_one(
             pages += 1
             assert len(transcript) <= MAX_ROWS  # older pages in, the newest rows out
         seen.update(shown_ids())
-        assert pages == 9  # 200 shown at first, then nine pages of 200
+        # 200 shown at first, then nine pages of 200; a page that leaves the view at the top
+        # loads the next one by itself, so the author may need fewer drags than pages.
+        assert 1 <= pages <= 9
         assert seen == {f"m{n}" for n in range(2_000)}  # every message was shown
         assert shown_ids()[0] == "m0" and transcript.has_newer
         bar.setValue(0)
