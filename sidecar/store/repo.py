@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from sidecar.store.approvals import ApprovalRepo
 from sidecar.store.db import Database
-from sidecar.store.history import HistoryRepo
+from sidecar.store.history import HistoryRepo, message_record
 from sidecar.store.plan_grants import PlanGrantRepo
 from sidecar.store.plans import PlanRepo
 from sidecar.store.records import MessageRecord, StoredToolCall, ThreadRecord
@@ -37,20 +37,6 @@ def _thread(row: sqlite3.Row) -> ThreadRecord:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         parent_id=row["parent_id"],
-    )
-
-
-def _message(row: sqlite3.Row) -> MessageRecord:
-    raw_calls = cast(list[dict[str, Any]], json.loads(row["tool_calls"] or "[]"))
-    return MessageRecord(
-        id=row["id"],
-        thread_id=row["thread_id"],
-        role=row["role"],
-        content=row["content"],
-        created_at=row["created_at"],
-        tool_calls=tuple(StoredToolCall(**c) for c in raw_calls),
-        tool_call_id=row["tool_call_id"],
-        is_error=bool(row["is_error"]),
     )
 
 
@@ -183,7 +169,7 @@ class Store(RunRepo, ApprovalRepo, PlanRepo, HistoryRepo, UncertainRepo, PlanGra
         )
         if cur.rowcount == 0:
             row = self.conn.execute("SELECT * FROM messages WHERE id = ?", (record.id,)).fetchone()
-            return _message(row)
+            return message_record(row)
         self.conn.execute(
             "UPDATE threads SET updated_at = ? WHERE id = ?", (time.time(), thread_id)
         )
@@ -197,7 +183,7 @@ class Store(RunRepo, ApprovalRepo, PlanRepo, HistoryRepo, UncertainRepo, PlanGra
             " ORDER BY seq",
             (thread_id, limit),
         ).fetchall()
-        return [_message(r) for r in rows]
+        return [message_record(r) for r in rows]
 
     def has_message(self, message_id: str) -> bool:
         row = self.conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone()
