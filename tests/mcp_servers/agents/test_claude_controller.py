@@ -210,7 +210,8 @@ async def test_timeout_stops_a_stalled_cli(tmp_path: Path) -> None:
     async with controller(
         tmp_path, shared_transcript("claude_4.jsonl"), FAKE_CLI_HANG_AFTER="1"
     ) as ctl:
-        await ctl.start(start_request(tmp_path, timeout_s=0.5))
+        # Long enough for the stand-in CLI to start and print its session on a loaded machine.
+        await ctl.start(start_request(tmp_path, timeout_s=3.0))
         events = await collect(ctl)
         result = await ctl.wait()
 

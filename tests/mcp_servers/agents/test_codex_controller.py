@@ -158,7 +158,8 @@ async def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
 async def test_timeout_of_a_hung_codex_is_reported_as_timeout(tmp_path: Path) -> None:
     transcript = shared_transcript("codex_3.jsonl")
     async with controller(tmp_path, transcript, FAKE_CLI_HANG_AFTER="2") as ctl:
-        await ctl.start(start_request(tmp_path, timeout_s=0.4))
+        # Long enough for the stand-in CLI to start and print its session on a loaded machine.
+        await ctl.start(start_request(tmp_path, timeout_s=3.0))
         await collect(ctl)
         result = await ctl.wait()
 
