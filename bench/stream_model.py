@@ -3,8 +3,9 @@
 `python -m bench.stream_model` prints its API base (ending in /v1) and serves until stdin closes.
 
 Every streamed `POST /v1/chat/completions` answers with DSPy's answer field, one SSE event per
-token, the way a provider streams: token `i` (`"{i} "`) is due at `t0 + i / rate` and every token
-due is written as soon as the loop wakes (about once a millisecond). What to stream is read from
+token, the way a provider streams: token `i` (a word and a space, `token_text`) is due at
+`t0 + i / rate` and every token due is written as soon as the loop wakes (about once a
+millisecond). What to stream is read from
 the request's last user message, `stream-bench id=<id> tokens=<n> rate=<per second>`; anything
 else gets a short answer. `GET /stats/<id>` returns when the last token was due and when it was
 written (`time.monotonic()`, which is system-wide on Linux, so the bench compares it with its own
@@ -29,8 +30,16 @@ HEAD = "[[ ## answer ## ]]\n"
 TAIL = "\n\n[[ ## completed ## ]]"
 
 
+_SYLLABLES = tuple(c + v for c in "bdfghklmnprstvwz" for v in "aeio")
+VOCABULARY = tuple(a + b for a in _SYLLABLES for b in _SYLLABLES)
+"""4,096 words, so a long answer has the vocabulary of prose rather than one new word per token
+(a full-text index spends about 7x longer on 100,000 distinct words than on prose)."""
+
+
 def token_text(index: int) -> str:
-    return f"{index} "
+    """Token `index`: a word of the vocabulary (a fixed pseudo-random walk over it), then a space.
+    Deterministic, so the whole answer can be compared exactly, order included."""
+    return VOCABULARY[(index * 2_654_435_761) % len(VOCABULARY)] + " "
 
 
 def expected_answer(tokens: int) -> str:

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 from mcp_servers.schedule import ScheduleBook
 from mcp_servers.schedule.timing import local_zone_name
+from sidecar import heap
 from sidecar import settings as settings_mod
 from sidecar.coord.coordinator import Coordinator, Timings
 from sidecar.coord.profiles import ProfilesFile
@@ -231,7 +232,7 @@ def _how_to_configure() -> str:
 class SidecarApp:
     """The sidecar's parts, wired: database, settings, MCP host, planner, runs, RPC server."""
 
-    def __init__(self, data: Path, writer: FrameWriter) -> None:
+    def __init__(self, data: Path, writer: FrameWriter, *, freeze_heap: bool = False) -> None:
         self.data = data
         self.lock = ownership.acquire(data)
         self.db = open_database(data / "atrium.db")
@@ -305,6 +306,7 @@ class SidecarApp:
         self.server = RpcServer(routes, writer, gated=True)
         self.host.add_listener(self._notify_server_status)
         self._warm: asyncio.Task[None] | None = None
+        self._freeze_heap = freeze_heap
         self._started: asyncio.Task[None] | None = None
 
     def _notify_server_status(self, status: ServerStatus) -> None:
@@ -361,17 +363,18 @@ class SidecarApp:
         self.scheduled.start()
 
     async def _load(self) -> None:
-        # LangGraph and friends take a second or more to import: do it off the event loop so
-        # the `initialize` reply and the requests after it are not held up.
-        for name in ("sidecar.graph.builder", "sidecar.runtime.checkpoints"):
-            await asyncio.to_thread(importlib.import_module, name)
-        await self.runs.compiled()
-        # The first keyring read can block (a D-Bus backend, a locked keychain): take it off the
-        # event loop here, so a turn reads the key from memory.
-        await KEYCHAIN.aget(MODEL_SERVICE, MODEL_KEY_USER)
-        model = self.planner()
-        if model is not None:
-            await model.warm_up()
+        with heap.warming(self._freeze_heap):
+            # LangGraph and friends take a second or more to import: do it off the event loop
+            # so the `initialize` reply and the requests after it are not held up.
+            for name in ("sidecar.graph.builder", "sidecar.runtime.checkpoints"):
+                await asyncio.to_thread(importlib.import_module, name)
+            await self.runs.compiled()
+            # The first keyring read can block (a D-Bus backend, a locked keychain): take it off
+            # the event loop here, so a turn reads the key from memory.
+            await KEYCHAIN.aget(MODEL_SERVICE, MODEL_KEY_USER)
+            model = self.planner()
+            if model is not None:
+                await model.warm_up()
 
     async def _workspace_changed(self, root: Path) -> None:
         await self.host.replace(workspace_spec(root))
@@ -412,9 +415,16 @@ class SidecarApp:
         log.info("sidecar stopped")
 
 
-async def serve(stdin: asyncio.StreamReader, stdout: asyncio.StreamWriter, data: Path) -> None:
-    """Run the sidecar on these streams until EOF or a `shutdown` request."""
-    await SidecarApp(data, FrameWriter(stdout)).run(stdin)
+async def serve(
+    stdin: asyncio.StreamReader,
+    stdout: asyncio.StreamWriter,
+    data: Path,
+    *,
+    freeze_heap: bool = False,
+) -> None:
+    """Run the sidecar on these streams until EOF or a `shutdown` request (`freeze_heap`: see
+    `sidecar.heap`; the process entry point turns it on)."""
+    await SidecarApp(data, FrameWriter(stdout), freeze_heap=freeze_heap).run(stdin)
 
 
 async def _stdio(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -465,7 +475,7 @@ async def amain() -> None:
     install_task_dump()
     reader, writer = await _stdio(protocol_fd)
     try:
-        await serve(reader, writer, data)
+        await serve(reader, writer, data, freeze_heap=True)
     except REFUSALS as exc:
         refuse(str(exc))
 

@@ -147,28 +147,52 @@ def _text_only(chunk: dict[str, Any]) -> str | None:
     return text if isinstance(text, str) else None
 
 
-def _compact(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The stream's chunks, consecutive text-only ones joined into one."""
-    out: list[dict[str, Any]] = []
-    parts: list[str] = []
-    shape: dict[str, Any] | None = None
-    for body in chunks:
-        text = _text_only(body)
-        if text is not None:
-            shape = shape or body
-            parts.append(text)
-            continue
-        if shape is not None:
-            out.append(_with_text(shape, "".join(parts)))
-            shape, parts = None, []
-        out.append(body)
-    if shape is not None:
-        out.append(_with_text(shape, "".join(parts)))
-    return out
+class _Fed:
+    """What the codec was fed, kept small: consecutive text-only chunks are held as one shape and
+    their texts (strings, which the garbage collector does not track). A 100,000-token answer
+    fed one chunk per window kept thousands of chunk dicts alive until the turn ended, and with
+    four such streams the collector's full passes over them stalled the event loop for 100-360 ms
+    each (measured with `python -m bench stream`)."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any] | _TextRun] = []
+
+    def add(self, chunk: dict[str, Any]) -> None:
+        self.items.append(chunk)
+
+    def add_text(self, chunk: dict[str, Any], text: str) -> None:
+        last = self.items[-1] if self.items else None
+        if not isinstance(last, _TextRun):
+            last = _TextRun()
+            self.items.append(last)
+        last.add(chunk, text)
+
+    def chunks(self) -> list[dict[str, Any]]:
+        """The stream's chunks, consecutive text-only ones joined into one."""
+        out: list[dict[str, Any]] = []
+        for item in self.items:
+            chunk = item.take() if isinstance(item, _TextRun) else item
+            if chunk is not None:
+                out.append(chunk)
+        return out
 
 
-def _with_text(shape: dict[str, Any], text: str) -> dict[str, Any]:
-    return {**shape, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+class _Counted(list[Any]):
+    """Stands in for `_ChatStream.chunks` while the stream runs. DSPy's codec appends every chunk
+    it is fed (as a LiteLLM object of a dozen tracked parts) and reads only the list's length
+    (to number citations); this engine rebuilds the chunks from `_Fed` for the final response,
+    so keeping them would only feed the garbage collector (see `_Fed`).
+    tests/sidecar/llm/test_stream_engine.py fails when the codec stops appending to `chunks`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._count = 0
+
+    def append(self, item: Any) -> None:
+        self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
 
 
 def _sse_chunks(lines: list[bytes | LineTooLongError]) -> Iterator[dict[str, Any] | None]:
@@ -262,7 +286,8 @@ class CoalescingOpenAIEngine:
         body["stream_options"] = {"include_usage": True}
         model = request.model.removeprefix(_OPENAI_PREFIX)
         codec = _ChatStream(request)
-        fed: list[dict[str, Any]] = []  # what the codec got, as dicts
+        codec.chunks = _Counted()
+        fed = _Fed()  # what the codec got, as dicts
         try:
             # The body goes as `extra_body`: the SDK would otherwise walk every message against
             # its TypedDict annotations (most of a long thread's CPU per turn), and it is
@@ -292,12 +317,10 @@ class CoalescingOpenAIEngine:
         litellm = get_litellm(feature="LiteLLM engine streaming")
         # LiteLLM's chunk builder costs about half a millisecond per chunk: it gets the text
         # chunks joined into one (the other chunks as they came), not one per window.
-        codec.chunks = [litellm.ModelResponseStream(**chunk) for chunk in _compact(fed)]
+        codec.chunks = [litellm.ModelResponseStream(**chunk) for chunk in fed.chunks()]
         yield codec.finish(litellm)
 
-    async def _events(
-        self, raw: AsyncIterator[bytes], codec: Any, fed: list[dict[str, Any]]
-    ) -> AsyncIterator[Any]:
+    async def _events(self, raw: AsyncIterator[bytes], codec: Any, fed: _Fed) -> AsyncIterator[Any]:
         litellm = get_litellm(feature="LiteLLM engine streaming")
         splitter = LineSplitter(_MAX_EVENT_BYTES)
         text = _TextRun()
@@ -322,17 +345,23 @@ class CoalescingOpenAIEngine:
                     if piece is not None:
                         text.add(chunk, piece)
                         continue
-                    for pending in (text.take(), chunk):
-                        if pending is not None:
-                            fed.append(pending)
-                            for event in codec.feed(litellm.ModelResponseStream(**pending)):
-                                yield event
+                    joined = text.take()
+                    if joined is not None:
+                        for event in self._feed_text(codec, fed, joined, litellm):
+                            yield event
+                    fed.add(chunk)
+                    for event in codec.feed(litellm.ModelResponseStream(**chunk)):
+                        yield event
                 joined = text.take()
                 if joined is not None:
-                    fed.append(joined)
-                    for event in codec.feed(litellm.ModelResponseStream(**joined)):
+                    for event in self._feed_text(codec, fed, joined, litellm):
                         yield event
                 await asyncio.sleep(0)  # DSPy's consumer passes this window's text on now
+
+    @staticmethod
+    def _feed_text(codec: Any, fed: _Fed, joined: dict[str, Any], litellm: Any) -> Iterator[Any]:
+        fed.add_text(joined, joined["choices"][0]["delta"]["content"])
+        yield from codec.feed(litellm.ModelResponseStream(**joined))
 
     async def aclose(self) -> None:
         """Close the SDK's connections (on the loop that used them); the engine stays usable."""

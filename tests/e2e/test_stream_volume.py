@@ -60,7 +60,7 @@ def _sse_body(pieces: list[str]) -> bytes:
 
 
 async def test_a_100k_token_answer_streams_through_the_sidecar_exactly_and_in_order(
-    agent: Sidecar, model: ScriptedModelServer
+    agent: Sidecar, model: ScriptedModelServer, sidecar_data: Path
 ) -> None:
     tokens = [f"{n} {WORDS[n % len(WORDS)]}" for n in range(TOKENS)]
     answer = "".join(tokens).strip()
@@ -78,3 +78,7 @@ async def test_a_100k_token_answer_streams_through_the_sidecar_exactly_and_in_or
     assert len(streamed) < TOKENS // 10  # coalesced: one event per token would be 100,000
     got = await agent.call("thread/get", {"thread_id": thread["id"]})
     assert got["messages"][-1]["content"] == answer
+    # The sidecar process froze its start-up heap once warm (sidecar.heap): a long stream's
+    # garbage collections do not walk the imported libraries' objects.
+    log = (sidecar_data / "logs" / "sidecar.log").read_text(encoding="utf-8")
+    assert "start-up heap frozen" in log

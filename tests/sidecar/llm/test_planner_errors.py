@@ -129,9 +129,11 @@ async def test_a_server_that_never_answers_times_out(
 ) -> None:
     release = threading.Event()
     chat_server.push(Reply.text(answer_text("warm")), Reply.hang(release))
+    # A first call (without the short deadline: a cold process imports and sets up for seconds)
+    # warms LiteLLM's per-process setup, so the deadline falls on the wait itself.
+    assert (await make_planner().decide(HELLO, TOOLS)).text == "warm"
     planner = make_planner(timeout_s=0.5)
-    # A first call warms LiteLLM's per-process setup, so the deadline falls on the wait itself.
-    assert (await planner.decide(HELLO, TOOLS)).text == "warm"
+    await planner.warm_up()
     try:
         error = await _error_code(planner)
     finally:

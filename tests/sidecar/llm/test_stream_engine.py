@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 from dspy import lm15
 
-from sidecar.llm._stream_engine import CoalescingOpenAIEngine, _ChatStream  # pyright: ignore[reportPrivateUsage]
+from sidecar.llm._stream_engine import (  # pyright: ignore[reportPrivateUsage]
+    CoalescingOpenAIEngine,
+    _ChatStream,  # pyright: ignore[reportPrivateUsage]
+    _Counted,  # pyright: ignore[reportPrivateUsage]
+    _Fed,  # pyright: ignore[reportPrivateUsage]
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -43,12 +48,17 @@ async def _cut(data: bytes, step: int) -> AsyncIterator[bytes]:
         yield data[i : i + step]
 
 
-async def _texts(data: bytes, step: int) -> list[str]:
+def _request() -> lm15.Request:
+    return lm15.Request(model="openai/m", messages=(lm15.Message.user("hi"),))
+
+
+async def _texts(data: bytes, step: int, fed: _Fed | None = None) -> list[str]:
     engine = CoalescingOpenAIEngine(api_key="x", api_base="http://127.0.0.1:9/v1", timeout_s=5)
-    request = lm15.Request(model="openai/m", messages=(lm15.Message.user("hi"),))
+    codec = _ChatStream(_request())
+    codec.chunks = _Counted()
     texts: list[str] = []
     try:
-        async for event in engine._events(_cut(data, step), _ChatStream(request), []):  # pyright: ignore[reportPrivateUsage]
+        async for event in engine._events(_cut(data, step), codec, fed or _Fed()):  # pyright: ignore[reportPrivateUsage]
             if event.type == "delta" and event.delta.type == "text":
                 texts.append(event.delta.text)
     finally:
@@ -79,3 +89,49 @@ async def test_an_error_event_in_the_stream_is_an_error() -> None:
     data = _sse({"content": "ok"}) + b'data: {"error": {"message": "overloaded"}}\n\n'
     with pytest.raises(lm15.ProviderError):
         await _texts(data, 1 << 20)
+
+
+async def _slow(data: bytes, step: int) -> AsyncIterator[bytes]:
+    """`data` in pieces that arrive one window apart (asyncio.sleep is the stream's pacing)."""
+    import asyncio
+
+    for i in range(0, len(data), step):
+        await asyncio.sleep(0.011)
+        yield data[i : i + step]
+
+
+async def test_a_long_stream_keeps_its_text_not_a_chunk_per_window() -> None:
+    pieces = [f"w{i} " for i in range(3000)]
+    data = _body(pieces)
+    engine = CoalescingOpenAIEngine(api_key="x", api_base="http://127.0.0.1:9/v1", timeout_s=5)
+    codec = _ChatStream(_request())
+    codec.chunks = _Counted()
+    fed = _Fed()
+    windows = 0
+    try:
+        async for event in engine._events(_slow(data, len(data) // 60), codec, fed):  # pyright: ignore[reportPrivateUsage]
+            windows += event.type == "delta"
+    finally:
+        await engine.aclose()
+
+    assert windows >= 30  # many windows, each fed to the codec
+    assert len(codec.chunks) >= windows
+    # Every text window is in one run; the finish chunk stands alone.
+    assert len(fed.items) == 2
+    [text, finish] = fed.chunks()
+    assert text["choices"][0]["delta"]["content"] == "".join(pieces)
+    assert finish["choices"][0]["finish_reason"] == "stop"
+
+
+def test_dspy_s_codec_still_appends_every_chunk_it_is_fed() -> None:
+    """The reason `_Counted` stands in for the codec's `chunks`: when this fails, DSPy no longer
+    keeps the chunks and `_Counted` can go."""
+    from dspy.clients._litellm import get_litellm
+
+    litellm = get_litellm(feature="test")
+    codec = _ChatStream(_request())
+    chunk = json.loads(_sse({"content": "a"})[len(b"data: ") :])
+    list(codec.feed(litellm.ModelResponseStream(**chunk)))
+    list(codec.feed(litellm.ModelResponseStream(**chunk)))
+    assert len(codec.chunks) == 2
+    assert all(isinstance(c, litellm.ModelResponseStream) for c in codec.chunks)
