@@ -204,15 +204,18 @@ class SessionController:
     def send_message(self, text: str, mode: QueueMode | None = None) -> PendingRequest | None:
         """Start a turn with `text` in the selected thread (creating a thread if none is).
 
-        While the thread's turn runs the sidecar queues it (`mode`, else the thread's default);
-        it shows in the queue under the turn, not in the transcript, until it is delivered."""
+        While the thread's turn runs, or the thread waits on the author's answer to a question
+        (an approval, a form, a plan), the sidecar queues it (`mode`, else the thread's default;
+        an `interrupt` drops the question and starts a turn). A queued message shows in the
+        queue under the turn, not in the transcript, until it is delivered: a message typed
+        while a dialog is open is never lost and never held back in the composer."""
         text = text.strip()
         if not text:
             return None
         thread_id = self.state.selected_thread_id
         if thread_id is None:
             return self.create_thread(title_from_text(text), first_message=text)
-        if self.state.run_state(thread_id).is_running:
+        if self.state.run_state(thread_id).is_running or self.state.inbox.count(thread_id):
             queued = RunStartParams(thread_id=thread_id, text=text, mode=mode)
             return self._sender.request("run/start", queued).then(None, self._report)
         previous = self.state.run_state(thread_id).status

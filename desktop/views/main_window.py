@@ -39,7 +39,6 @@ from desktop.views.interrupt_dialogs import (
 )
 from desktop.views.memory_panel import MemoryPanelDialog
 from desktop.views.menus import MenuActions, build_menu_bar
-from desktop.views.message_hold import MessageHold
 from desktop.views.notifier import Notifier, RunNotices
 from desktop.views.run_tree import RunTreePanel
 from desktop.views.servers_panel import ServersPanelDialog
@@ -79,8 +78,8 @@ class MainWindow(QMainWindow):
     The menu bar's actions are in `menu_actions` (`MenuActions`); `theme` applies the appearance,
     `notifier` tells an author who is elsewhere that a run finished, failed or asks something,
     `empty_state` says what to do first while there is nothing to show. A message sent while
-    the selected thread waits on a decision is not sent and not lost: it stays in the composer
-    and goes once the thread is free (`message_hold`).
+    the selected thread waits on a decision is queued by the sidecar, like one sent while a
+    turn runs (`SessionController.send_message`).
 
     Signals: `interrupt_dialog_opened(dialog)`, `settings_dialog_opened(dialog)`,
     `find_requested()` (Edit → Find, Ctrl+F: the find bar listens), `quit_requested()` (File →
@@ -130,7 +129,6 @@ class MainWindow(QMainWindow):
         self.notifier = Notifier(self)
         self.run_notices = RunNotices(state, self.notifier)
         self._build_widgets()
-        self.message_hold = MessageHold(state, self.composer, controller, self._dialog_open)
         self._build_toolbar()
         self._connect_views()
         self._connect_state()
@@ -215,9 +213,9 @@ class MainWindow(QMainWindow):
         self.thread_list.create_requested.connect(self._on_create_requested)
         self.thread_list.rename_requested.connect(controller.rename_thread)
         self.thread_list.delete_requested.connect(controller.delete_thread)
-        self.composer.message_submitted.connect(self.message_hold.submit)
+        self.composer.message_submitted.connect(controller.send_message)
         self.composer.interrupt_submitted.connect(
-            lambda text: self.message_hold.submit(text, "interrupt")
+            lambda text: controller.send_message(text, "interrupt")
         )
         self.run_status.cancel_requested.connect(controller.cancel_run)
         self.run_status.retry_requested.connect(controller.retry_run)
@@ -417,9 +415,6 @@ class MainWindow(QMainWindow):
         if self.state.run_state(self.state.selected_thread_id).is_running:
             self.controller.cancel_run()
 
-    def _dialog_open(self, thread_id: str) -> bool:
-        return any(d.isVisible() and d.thread_id == thread_id for d in self.dialogs.values())
-
     def _on_create_requested(self) -> None:
         self.controller.create_thread()
 
@@ -447,7 +442,6 @@ class MainWindow(QMainWindow):
         self.composer.set_busy(selected is not None and run.is_running)
         self.menu_actions.stop_run.setEnabled(selected is not None and run.is_running)
         self._show_empty_state()
-        self.message_hold.release()
 
     def _show_empty_state(self) -> None:
         has_thread = self.state.selected_thread_id is not None

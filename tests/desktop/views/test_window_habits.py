@@ -5,6 +5,7 @@ message typed during a dialog, notifications, About and the empty window's first
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 import PySide6
 import pytest
@@ -29,7 +30,6 @@ from sidecar.protocol import (
     InterruptEvent,
     RunFailed,
     RunFinished,
-    RunRef,
     RunStarted,
     RunStartParams,
     SettingsInfo,
@@ -274,7 +274,7 @@ def test_one_long_word_of_error_is_cut_to_one_line_with_the_rest_behind_details(
 # --- a message typed while a dialog is open ---------------------------------------------------
 
 
-def test_a_message_sent_during_an_approval_stays_and_goes_once_the_run_is_done(
+def test_a_message_sent_during_an_approval_is_queued_at_once_and_leaves_the_composer(
     qtbot: QtBot, window: MainWindow, fake_sender: FakeSender
 ):
     run = RunScript()
@@ -282,44 +282,44 @@ def test_a_message_sent_during_an_approval_stays_and_goes_once_the_run_is_done(
         window.controller.handle_run_event(run(InterruptEvent(interrupt=_approval())))
     window.controller.handle_run_event(run(RunFinished(outcome="interrupted")))
     dialog = (opened.args or [])[0]
-    assert isinstance(dialog, ApprovalDialog)
+    assert isinstance(dialog, ApprovalDialog) and dialog.isVisible()
     qtbot.keyClicks(window.composer.editor, "And then the storm")
     qtbot.keyClick(window.composer.editor, _Key.Key_Return)
-    assert "run/start" not in fake_sender.methods()
-    assert window.composer.editor.toPlainText() == "And then the storm"
-    assert window.composer.error_label.isVisible()
-    qtbot.mouseClick(dialog.allow_once_button, Qt.MouseButton.LeftButton)
-    fake_sender.last("run/resume")[1].resolve(RunRef(run_id="r2"))
-    resumed = RunScript(run_id="r2")
-    window.controller.handle_run_event(resumed(RunStarted(resumed=True)))
-    assert "run/start" not in fake_sender.methods()  # still running: it waits
-    assert window.composer.editor.toPlainText() == "And then the storm"
-    window.controller.handle_run_event(resumed(RunFinished()))
+    # Queued by the sidecar behind the question (the thread's default mode), not held here.
     assert fake_sender.last("run/start")[0] == RunStartParams(
-        thread_id="t1", text="And then the storm"
+        thread_id="t1", text="And then the storm", mode=None
     )
-    assert window.composer.editor.toPlainText() == "" and window.message_hold.held is None
+    assert window.composer.editor.toPlainText() == ""
+    assert not window.transcript.plain_text().endswith("And then the storm")
+    assert dialog.isVisible()  # the question is still the author's to answer
 
 
-def test_a_held_message_the_author_edits_is_left_to_them(
+def test_alt_enter_during_an_approval_sends_an_interrupt(
     qtbot: QtBot, window: MainWindow, fake_sender: FakeSender
 ):
     run = RunScript()
-    with qtbot.waitSignal(window.interrupt_dialog_opened) as opened:
+    with qtbot.waitSignal(window.interrupt_dialog_opened):
         window.controller.handle_run_event(run(InterruptEvent(interrupt=_approval())))
     window.controller.handle_run_event(run(RunFinished(outcome="interrupted")))
-    qtbot.keyClicks(window.composer.editor, "first idea")
-    qtbot.keyClick(window.composer.editor, _Key.Key_Return)
-    qtbot.keyClicks(window.composer.editor, ", revised")
-    dialog = (opened.args or [])[0]
-    qtbot.mouseClick(dialog.deny_button, Qt.MouseButton.LeftButton)
-    fake_sender.last("run/resume")[1].resolve(RunRef(run_id="r2"))
-    resumed = RunScript(run_id="r2")
-    window.controller.handle_run_event(resumed(RunStarted(resumed=True)))
-    window.controller.handle_run_event(resumed(RunFinished()))
-    assert "run/start" not in fake_sender.methods()
-    assert window.composer.editor.toPlainText() == "first idea, revised"
-    assert window.message_hold.held is None
+    qtbot.keyClicks(window.composer.editor, "forget it, do this")
+    qtbot.keyClick(window.composer.editor, _Key.Key_Return, Qt.KeyboardModifier.AltModifier)
+    assert fake_sender.last("run/start")[0] == RunStartParams(
+        thread_id="t1", text="forget it, do this", mode="interrupt"
+    )
+
+
+def test_fifty_messages_typed_behind_an_open_question_are_all_sent_in_order(
+    qtbot: QtBot, window: MainWindow, fake_sender: FakeSender
+):
+    run = RunScript()
+    with qtbot.waitSignal(window.interrupt_dialog_opened):
+        window.controller.handle_run_event(run(InterruptEvent(interrupt=_approval())))
+    window.controller.handle_run_event(run(RunFinished(outcome="interrupted")))
+    for n in range(50):
+        qtbot.keyClicks(window.composer.editor, f"note {n}")
+        qtbot.keyClick(window.composer.editor, _Key.Key_Return)
+    sent = [cast(RunStartParams, p).text for m, p, _ in fake_sender.sent if m == "run/start"]
+    assert sent[-50:] == [f"note {n}" for n in range(50)]
 
 
 # --- notifications, About, empty window -------------------------------------------------------
