@@ -1,7 +1,8 @@
 """Driving one run of the compiled graph to one of its four ends.
 
 END (run_finished), interrupt (interrupt events, then run_finished with outcome interrupted),
-cancel (run_cancelled; the last checkpoint is kept) and error (run_failed; recorded on the
+cancel (run_cancelled; the last checkpoint is kept, and the answer the author saw streaming is
+recorded in the conversation, marked as stopped) and error (run_failed; recorded on the
 thread; `run/retry` continues from the last good checkpoint).
 
 An interrupt is durable before anyone hears of it: its record, the run's end and the thread's
@@ -23,6 +24,7 @@ from sidecar.llm.types import PlannerError
 from sidecar.protocol import (
     ErrorInfo,
     InterruptEvent,
+    MessageEvent,
     RunCancelled,
     RunEventBody,
     RunFailed,
@@ -31,8 +33,9 @@ from sidecar.protocol import (
 )
 from sidecar.runtime.emitter import RunEmitter
 from sidecar.runtime.recovery import ask_uncertain
-from sidecar.runtime.wire import graph_event, interrupt_from_payload, interrupt_info
+from sidecar.runtime.wire import graph_event, interrupt_from_payload, interrupt_info, message_info
 from sidecar.store import Store
+from sidecar.store.records import MessageRecord
 from sidecar.store.uncertain import CallUncertainError
 
 log = logging.getLogger(__name__)
@@ -54,8 +57,12 @@ async def drive(
             _forward(emit, chunk)
         snapshot = await graph.aget_state(config)
     except asyncio.CancelledError:
-        store.end_run(run_id, "cancelled")
-        store.set_thread_status(thread_id, "cancelled")
+        with store.transaction():
+            stopped = _record_stopped_answer(store, emit)
+            store.end_run(run_id, "cancelled")
+            store.set_thread_status(thread_id, "cancelled")
+        if stopped is not None:
+            emit(MessageEvent(message=message_info(stopped)))
         return RunCancelled()
     except CallUncertainError as exc:
         return _await_decision(store, emit, exc.key)
@@ -85,6 +92,20 @@ async def drive(
     store.end_run(run_id, "finished")
     store.set_thread_status(thread_id, "idle")
     return RunFinished(outcome="completed")
+
+
+STOPPED_NOTE = "\n\n[stopped by the author before this answer was complete]"
+"""Ends an answer a stop cut short, in the conversation: the model reads it next turn."""
+
+
+def _record_stopped_answer(store: Store, emit: RunEmitter) -> MessageRecord | None:
+    """Record the part of the answer the author saw stream before the stop (once per run)."""
+    text = emit.unrecorded_answer()
+    if not text.strip():
+        return None
+    return store.add_message(
+        emit.thread_id, "assistant", text + STOPPED_NOTE, message_id=f"{emit.run_id}:stopped"
+    )
 
 
 _INTERNAL_CHUNKS = frozenset({"usage"})

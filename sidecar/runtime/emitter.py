@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, cast, runtime_checkable
 
-from sidecar.protocol import RunEventBody, RunEventParams, SubagentEvent, Token
+from sidecar.protocol import MessageEvent, RunEventBody, RunEventParams, SubagentEvent, Token
 from sidecar.store import Store
 
 EventSink = Callable[[RunEventParams], None]
@@ -156,6 +156,7 @@ class RunEmitter:
         self._next_send = 0.0  # monotonic time before which a token waits for company
         self._timer: asyncio.TimerHandle | None = None
         self._waiting_on_gate = False
+        self._unrecorded: list[str] = []  # answer text no `message` event has recorded yet
 
     def __call__(self, event: RunEventBody) -> None:
         if isinstance(event, Token):
@@ -169,7 +170,13 @@ class RunEmitter:
 
     def token(self, text: str) -> None:
         """Stream answer text: sent now when the wire is idle, else joined to the next event."""
+        self._unrecorded.append(text)
         self._add(_ANSWER, text)
+
+    def unrecorded_answer(self) -> str:
+        """The answer text streamed (or about to be) since the last assistant message was
+        recorded: what the author saw of an answer that a stop cut short."""
+        return "".join(self._unrecorded)
 
     def _add(self, stream: _Stream, text: str) -> None:
         if not text:
@@ -236,6 +243,12 @@ class RunEmitter:
             run_id=self.run_id, thread_id=self.thread_id, seq=self._seq, event=event
         )
         self._seq += 1
+        if (
+            isinstance(event, MessageEvent)
+            and event.message.role == "assistant"
+            and event.message.content
+        ):
+            self._unrecorded.clear()
         if event.type not in _EPHEMERAL:
             self._store.add_run_event(self.run_id, params.seq, event.type, event.model_dump_json())
         self._sink(params)

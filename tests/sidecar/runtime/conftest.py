@@ -35,10 +35,27 @@ class Rig:
         default_factory=lambda: defaultdict(asyncio.Event)
     )
 
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
     def sink(self, params: RunEventParams) -> None:
         self.events.append(params)
+        self.arrived.set()
         if params.event.type in TERMINAL_EVENT_TYPES:
             self.ended[params.run_id].set()
+
+    async def streamed(self, run_id: str, ending: str) -> str:
+        """Wait until the run's streamed text ends with `ending`; the text."""
+        async with asyncio.timeout(30):
+            while True:
+                text = "".join(
+                    e.event.text  # type: ignore[union-attr]
+                    for e in self.events
+                    if e.run_id == run_id and e.event.type == "token"
+                )
+                if text.rstrip().endswith(ending):
+                    return text
+                self.arrived.clear()
+                await self.arrived.wait()
 
     async def finish(self, run_id: str) -> list[RunEventParams]:
         async with asyncio.timeout(30):

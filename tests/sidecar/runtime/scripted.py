@@ -32,10 +32,12 @@ def call(call_id: str, name: str, **arguments: object) -> PlannerDecision:
 
 @dataclass
 class Gate:
-    """Makes the planner wait until the test releases it (to cancel or kill mid-turn)."""
+    """Makes the planner wait until the test releases it (to cancel or kill mid-turn), after
+    streaming `streams` (an answer cut short) when given."""
 
     entered: asyncio.Event = field(default_factory=asyncio.Event)
     release: asyncio.Event = field(default_factory=asyncio.Event)
+    streams: str = ""
 
 
 @dataclass
@@ -54,6 +56,9 @@ class ScriptedPlanner:
         self.tools_seen.append([t.name for t in tools])
         step = self.script.pop(0)
         if isinstance(step, Gate):
+            if step.streams and on_token is not None:
+                for word in step.streams.split(" "):
+                    await on_token(word + " ")
             step.entered.set()
             await step.release.wait()
             step = self.script.pop(0)

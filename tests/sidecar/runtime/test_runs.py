@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sidecar.llm.types import PlannerError
+from sidecar.runtime.drive import STOPPED_NOTE
 from sidecar.runtime.errors import ThreadBusyError
 from tests.sidecar.runtime.conftest import Rig
 from tests.sidecar.runtime.scripted import Gate, answer, call
@@ -96,6 +97,40 @@ async def test_cancel_stops_the_turn_and_retry_continues_it(rig: Rig):
     await rig.finish(retried)
     assert rig.types(retried)[-1] == "run_finished"
     assert rig.store.recent_messages(thread.id, 10)[-1].content == "done after retry"
+
+
+async def test_a_stop_keeps_the_answer_the_author_saw_streaming_in_the_conversation(rig: Rig):
+    thread = rig.store.create_thread("t")
+    seen = " ".join(f"w{n}" for n in range(2000))  # a long answer, cut short
+    gate = Gate(streams=seen)
+    rig.planner.script += [gate]
+    run_id = await rig.runs.start(thread.id, "write the chapter")
+    await gate.entered.wait()
+    streamed = await rig.streamed(run_id, "w1999")  # the author has seen it all
+    assert await rig.runs.cancel(thread.id) is True
+
+    events = [e for e in rig.events if e.run_id == run_id]
+    assert [e.event.type for e in events][-2:] == ["message", "run_cancelled"]
+    [user, stopped] = rig.store.recent_messages(thread.id, 10)
+    assert (user.role, stopped.role) == ("user", "assistant")
+    assert stopped.content == streamed + STOPPED_NOTE
+    assert stopped.content.startswith("w0 w1 ") and "w1999" in stopped.content
+    # The next message sees what was said, marked as stopped, and the stopped turn is closed.
+    rig.planner.script.append(answer("picking up"))
+    await rig.finish(await rig.runs.start(thread.id, "go on"))
+    assert [t.role for t in rig.planner.seen[-1]][-3:] == ["user", "assistant", "user"]
+    assert rig.planner.seen[-1][-2].content.endswith(STOPPED_NOTE)
+
+
+async def test_a_stop_before_any_answer_text_records_no_message(rig: Rig):
+    thread = rig.store.create_thread("t")
+    gate = Gate()
+    rig.planner.script += [gate]
+    run_id = await rig.runs.start(thread.id, "think")
+    await gate.entered.wait()
+    await rig.runs.cancel(thread.id)
+    assert rig.types(run_id)[-1] == "run_cancelled" and "message" not in rig.types(run_id)
+    assert [m.role for m in rig.store.recent_messages(thread.id, 10)] == ["user"]
 
 
 async def test_a_model_error_fails_the_run_with_its_code_and_retry_recovers(rig: Rig):
