@@ -1,8 +1,10 @@
 """`SchedulesPanelDialog`: every schedule with its next fire times in local time, its last
-result, pause/resume, run now, delete, and its history (fires and skips with their reasons)."""
+result, new and edit (in `ScheduleEditDialog`), pause/resume, run now, delete, and its history
+(fires and skips with their reasons)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from PySide6.QtGui import QAction
@@ -21,8 +23,17 @@ from PySide6.QtWidgets import (
 
 from desktop.schedules_controller import SchedulesController
 from desktop.views.main_window import MainWindow
+from desktop.views.schedule_edit_dialog import ScheduleEditDialog
 from desktop.views.text import build_status_label
-from sidecar.protocol.queue import FireInfo, NotifyParams, ScheduleHistoryResult, ScheduleInfo
+from sidecar.protocol import ErrorObject, ThreadInfo
+from sidecar.protocol.queue import (
+    FireInfo,
+    NotifyParams,
+    ScheduleCreateParams,
+    ScheduleHistoryResult,
+    ScheduleInfo,
+    ScheduleUpdateParams,
+)
 
 COLUMNS = ("Name", "When", "Zone", "Next (local time)", "Last result", "State")
 
@@ -41,10 +52,24 @@ def fire_line(fire: FireInfo) -> str:
     return line + (f": {fire.reason}" if fire.reason else "")
 
 
+def _no_threads() -> Sequence[ThreadInfo]:
+    return ()
+
+
 class SchedulesPanelDialog(QDialog):
-    def __init__(self, controller: SchedulesController, parent: QWidget | None = None) -> None:
+    """`threads` gives the threads a new schedule may run in (besides a new one per run)."""
+
+    def __init__(
+        self,
+        controller: SchedulesController,
+        parent: QWidget | None = None,
+        threads: Callable[[], Sequence[ThreadInfo]] = _no_threads,
+    ) -> None:
         super().__init__(parent)
         self.controller = controller
+        self._threads = threads
+        self.edit_dialog: ScheduleEditDialog | None = None
+        self._select_id: str | None = None
         self.setWindowTitle("Schedules")
         self.setModal(False)
         self.resize(860, 460)
@@ -52,21 +77,34 @@ class SchedulesPanelDialog(QDialog):
         self.tree.setHeaderLabels(list(COLUMNS))
         self.tree.setRootIsDecorated(False)
         self.tree.itemSelectionChanged.connect(self._on_selection)
+        self.tree.itemDoubleClicked.connect(lambda _item, _column: self._on_edit())
         self.empty_label = QLabel(
-            "No schedules yet. Ask the agent, e.g. “remind me every weekday at 9 to…”."
+            "No schedules yet. Create one with “New schedule…”, or ask the agent, e.g. "
+            "“remind me every weekday at 9 to…”."
         )
         self.history_view = QPlainTextEdit()
         self.history_view.setReadOnly(True)
         self.history_view.setMaximumHeight(140)
         self.error_label = build_status_label()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.new_button = QPushButton("New schedule…")
+        self.edit_button = QPushButton("Edit…")
         self.pause_button = QPushButton("Pause")
         self.run_button = QPushButton("Run now")
         self.delete_button = QPushButton("Delete")
         self.refresh_button = QPushButton("Refresh")
-        for button in (self.pause_button, self.run_button, self.delete_button, self.refresh_button):
+        for button in (
+            self.new_button,
+            self.edit_button,
+            self.pause_button,
+            self.run_button,
+            self.delete_button,
+            self.refresh_button,
+        ):
             buttons.addButton(button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
+        self.new_button.clicked.connect(self._on_new)
+        self.edit_button.clicked.connect(self._on_edit)
         self.pause_button.clicked.connect(self._on_pause)
         self.run_button.clicked.connect(self._on_run)
         self.delete_button.clicked.connect(self._on_delete)
@@ -91,6 +129,8 @@ class SchedulesPanelDialog(QDialog):
 
     def _show(self) -> None:
         chosen = self.selected()
+        chosen_id = self._select_id or (chosen.id if chosen is not None else None)
+        self._select_id = None
         self.tree.clear()
         for schedule in self.controller.schedules:
             when = f"{schedule.kind} {schedule.spec}"
@@ -107,14 +147,15 @@ class SchedulesPanelDialog(QDialog):
             item = QTreeWidgetItem(list(row))
             item.setToolTip(3, "\n".join(schedule.next_fires_local))
             self.tree.addTopLevelItem(item)
-            if chosen is not None and chosen.id == schedule.id:
+            if chosen_id == schedule.id:
                 item.setSelected(True)
+                self.tree.scrollToItem(item)
         self.empty_label.setVisible(not self.controller.schedules)
         self._on_selection()
 
     def _on_selection(self) -> None:
         schedule = self.selected()
-        for button in (self.pause_button, self.run_button, self.delete_button):
+        for button in (self.edit_button, self.pause_button, self.run_button, self.delete_button):
             button.setEnabled(schedule is not None)
         self.pause_button.setText("Resume" if schedule and not schedule.enabled else "Pause")
         self.history_view.clear()
@@ -128,6 +169,53 @@ class SchedulesPanelDialog(QDialog):
     def _show_error(self, message: str) -> None:
         self.error_label.setText(message)
         self.error_label.show()
+
+    def _on_new(self) -> None:
+        self.open_editor(None)
+
+    def _on_edit(self) -> None:
+        schedule = self.selected()
+        if schedule is not None:
+            self.open_editor(schedule)
+
+    def open_editor(self, schedule: ScheduleInfo | None) -> ScheduleEditDialog:
+        """The dialog that creates a schedule (None) or edits `schedule`; one at a time."""
+        if self.edit_dialog is not None:
+            self.edit_dialog.close()
+        dialog = ScheduleEditDialog(
+            self.controller.default_timezone, self._threads(), schedule, self
+        )
+        dialog.submitted.connect(lambda params: self._on_submitted(dialog, params))
+        dialog.finished.connect(lambda _result: self._forget_editor(dialog))
+        self.edit_dialog = dialog
+        dialog.show()
+        return dialog
+
+    def _forget_editor(self, dialog: ScheduleEditDialog) -> None:
+        if self.edit_dialog is dialog:
+            self.edit_dialog = None
+        dialog.deleteLater()
+
+    def _on_submitted(
+        self, dialog: ScheduleEditDialog, params: ScheduleCreateParams | ScheduleUpdateParams
+    ) -> None:
+        # The author may have closed the dialog before the answer came.
+        def on_saved(schedule: ScheduleInfo) -> None:
+            self._select_id = schedule.id
+            if self.edit_dialog is dialog:
+                dialog.show_saved(schedule)
+
+        def on_refused(error: ErrorObject) -> None:
+            if self.edit_dialog is dialog:
+                dialog.show_error(error)
+            else:
+                self._show_error(error.message)
+
+        if isinstance(params, ScheduleUpdateParams):
+            pending = self.controller.update(params)
+        else:
+            pending = self.controller.create(params)
+        pending.then(on_saved, on_refused)
 
     def _on_pause(self) -> None:
         schedule = self.selected()
@@ -153,7 +241,9 @@ def add_schedules_panel(window: MainWindow, controller: SchedulesController) -> 
 
     def open_panel() -> None:
         if not panel:
-            panel.append(SchedulesPanelDialog(controller, window))
+            panel.append(
+                SchedulesPanelDialog(controller, window, lambda: window.state.threads.threads)
+            )
         controller.reload()
         panel[0].show()
         panel[0].raise_()

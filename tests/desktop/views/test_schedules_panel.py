@@ -1,5 +1,5 @@
-"""The Schedules panel: next fire times in local time, last results, pause/resume, run now,
-delete, and the history with the reason of every skip."""
+"""The Schedules panel: next fire times in local time, last results, new and edit through the
+schedule editor, pause/resume, run now, delete, and the history with the reason of every skip."""
 
 from __future__ import annotations
 
@@ -9,21 +9,26 @@ from pytestqt.qtbot import QtBot
 
 from desktop.schedules_controller import SchedulesController
 from desktop.views.main_window import MainWindow
+from desktop.views.schedule_edit_dialog import ScheduleEditDialog
 from desktop.views.schedules_panel import (
     SchedulesPanelDialog,
     add_schedules_panel,
     local_time,
     show_automation_notice,
 )
+from sidecar.protocol import ErrorObject
 from sidecar.protocol.queue import (
     FireInfo,
     NotifyParams,
     QueueEmpty,
+    QueueErrorCode,
+    ScheduleCreateParams,
     ScheduleHistoryResult,
     ScheduleInfo,
     ScheduleListResult,
     ScheduleRef,
     ScheduleRunResult,
+    ScheduleUpdateParams,
 )
 from tests.desktop.support import FakeSender
 from tests.desktop.views.test_main_window import window
@@ -138,3 +143,150 @@ def test_a_heartbeat_that_needs_the_author_is_told_in_the_window_or_as_a_notific
     show_automation_notice(window, notice)
     in_bar = window.statusBar().currentMessage() == "Heartbeat: The build is red"
     assert in_bar or shown == [("Heartbeat", "The build is red")]
+
+
+def _rows(panel: SchedulesPanelDialog) -> list[str]:
+    return [panel.tree.topLevelItem(i).text(0) for i in range(panel.tree.topLevelItemCount())]  # type: ignore[union-attr]
+
+
+def _selected_id(panel: SchedulesPanelDialog) -> str | None:
+    schedule = panel.selected()
+    return schedule.id if schedule is not None else None
+
+
+def _open_new(qtbot: QtBot, panel: SchedulesPanelDialog) -> ScheduleEditDialog:
+    qtbot.mouseClick(panel.new_button, Qt.MouseButton.LeftButton)
+    dialog = panel.edit_dialog
+    assert dialog is not None and dialog.isVisible() and not dialog.editing
+    return dialog
+
+
+def test_an_author_creates_a_cron_schedule_in_the_dialog_and_sees_it_listed_and_selected(
+    qtbot: QtBot, fake_sender: FakeSender
+):
+    controller = SchedulesController(fake_sender)
+    panel = SchedulesPanelDialog(controller)
+    qtbot.addWidget(panel)
+    controller.reload()
+    _listed(fake_sender)
+    dialog = _open_new(qtbot, panel)
+    assert dialog.timezone_combo.currentText() == "Europe/Berlin"
+    dialog.name_edit.setText("Standup")
+    qtbot.keyClicks(dialog.cron_edit, "0 9 * * 1-5")
+    dialog.prompt_edit.setPlainText("standup notes")
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    params, pending = fake_sender.last("schedule/create")
+    assert params == ScheduleCreateParams(
+        name="Standup",
+        kind="cron",
+        spec="0 9 * * 1-5",
+        timezone="Europe/Berlin",
+        prompt="standup notes",
+    )
+    created = _schedule("n1", name="Standup")
+    pending.resolve(created)
+    _listed(fake_sender, created)
+    assert _rows(panel) == ["Standup"] and _selected_id(panel) == "n1"
+    assert dialog.isVisible() and dialog.editing
+    assert "2027-01-15 09:00" in dialog.preview_label.text()
+
+
+def test_a_cron_the_sidecar_refuses_keeps_the_dialog_open_with_the_text_by_the_field(
+    qtbot: QtBot, fake_sender: FakeSender
+):
+    controller = SchedulesController(fake_sender)
+    panel = SchedulesPanelDialog(controller)
+    qtbot.addWidget(panel)
+    dialog = _open_new(qtbot, panel)
+    dialog.cron_edit.setText("61 * * * *")
+    dialog.prompt_edit.setPlainText("standup notes")
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    fake_sender.last("schedule/create")[1].reject(
+        ErrorObject(
+            code=QueueErrorCode.SCHEDULE_INVALID,
+            message="[bad_cron] bad cron expression '61 * * * *'",
+            data={"reason": "bad_cron"},
+        )
+    )
+    assert panel.edit_dialog is dialog and dialog.isVisible() and not dialog.editing
+    assert list(dialog.visible_errors()) == ["when"]
+    assert (dialog.cron_edit.text(), dialog.prompt_edit.toPlainText()) == (
+        "61 * * * *",
+        "standup notes",
+    )
+    assert fake_sender.methods() == ["schedule/create"]
+    assert panel.error_label.isHidden()
+    dialog.cron_edit.setText("1 * * * *")
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    assert fake_sender.last("schedule/create")[0] == ScheduleCreateParams(
+        kind="cron", spec="1 * * * *", timezone=None, prompt="standup notes"
+    )
+    assert dialog.visible_errors() == {}
+
+
+def test_editing_the_selected_schedule_changes_its_prompt(qtbot: QtBot, fake_sender: FakeSender):
+    controller = SchedulesController(fake_sender)
+    panel = SchedulesPanelDialog(controller)
+    qtbot.addWidget(panel)
+    controller.reload()
+    _listed(fake_sender, _schedule("a"), _schedule("b"))
+    assert not panel.edit_button.isEnabled()
+    panel.tree.topLevelItem(1).setSelected(True)  # type: ignore[union-attr]
+    qtbot.mouseClick(panel.edit_button, Qt.MouseButton.LeftButton)
+    dialog = panel.edit_dialog
+    assert dialog is not None and dialog.editing
+    assert dialog.prompt_edit.toPlainText() == "standup notes"
+    dialog.prompt_edit.setPlainText("weekly review")
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    params, pending = fake_sender.last("schedule/update")
+    assert isinstance(params, ScheduleUpdateParams)
+    assert (params.schedule_id, params.prompt) == ("b", "weekly review")
+    pending.resolve(_schedule("b", prompt="weekly review"))
+    _listed(fake_sender, _schedule("a"), _schedule("b", prompt="weekly review"))
+    assert [s.prompt for s in controller.schedules] == ["standup notes", "weekly review"]
+    assert _selected_id(panel) == "b"
+
+
+def test_a_thousand_schedules_are_all_listed_and_one_more_can_be_created(
+    qtbot: QtBot, fake_sender: FakeSender
+):
+    controller = SchedulesController(fake_sender)
+    panel = SchedulesPanelDialog(controller)
+    qtbot.addWidget(panel)
+    many = tuple(_schedule(f"s{i:04}", name=f"Job {i:04}") for i in range(1000))
+    controller.reload()
+    _listed(fake_sender, *many)
+    assert _rows(panel) == [s.name for s in many]
+    assert not panel.empty_label.isVisibleTo(panel)
+    dialog = _open_new(qtbot, panel)
+    dialog.name_edit.setText("One more")
+    dialog.kind_combo.setCurrentIndex(dialog.kind_combo.findData("interval"))
+    dialog.interval_edit.setText("2h")
+    dialog.prompt_edit.setPlainText("check the build")
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    params, pending = fake_sender.last("schedule/create")
+    assert isinstance(params, ScheduleCreateParams)
+    assert (params.kind, params.spec) == ("interval", "2h")
+    added = _schedule("s1000", name="One more", kind="interval", spec="2h")
+    pending.resolve(added)
+    _listed(fake_sender, *many, added)
+    assert len(_rows(panel)) == 1001 and _rows(panel)[-1] == "One more"
+    assert _selected_id(panel) == "s1000"
+
+
+def test_a_refusal_after_the_dialog_was_closed_is_shown_in_the_panel(
+    qtbot: QtBot, fake_sender: FakeSender
+):
+    controller = SchedulesController(fake_sender)
+    panel = SchedulesPanelDialog(controller)
+    qtbot.addWidget(panel)
+    dialog = _open_new(qtbot, panel)
+    dialog.cron_edit.setText("61 * * * *")
+    dialog.prompt_edit.setPlainText("p")
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    dialog.close()
+    assert panel.edit_dialog is None
+    fake_sender.last("schedule/create")[1].reject(
+        ErrorObject(code=QueueErrorCode.SCHEDULE_INVALID, message="bad cron", data=None)
+    )
+    assert not panel.error_label.isHidden()
