@@ -31,6 +31,8 @@ class TaskSpec:
     profile: str
     depends_on: tuple[str, ...] = ()
     success_criteria: str = ""
+    optional: bool = False
+    """Cut (skipped, not run) when the plan's budget is 80% spent before the task starts."""
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "depends_on": list(self.depends_on)}
@@ -61,9 +63,13 @@ def _parse_task(item: object, n: int) -> TaskSpec:
     if not isinstance(deps, list) or not all(isinstance(d, str) for d in cast(list[object], deps)):
         raise PlanError(f"task {fields['id']!r}: depends_on must be a list of task ids")
     criteria = data.get("success_criteria", "")
+    optional = data.get("optional", False)
+    if not isinstance(optional, bool):
+        raise PlanError(f"task {fields['id']!r}: optional must be true or false")
     return TaskSpec(
         depends_on=tuple(cast(list[str], deps)),
         success_criteria=criteria if isinstance(criteria, str) else str(criteria),
+        optional=optional,
         **fields,
     )
 

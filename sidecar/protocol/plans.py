@@ -62,6 +62,9 @@ class PlanTaskSpec(WireModel):
     profile: str
     depends_on: tuple[str, ...] = ()
     success_criteria: str = ""
+    optional: bool = Field(
+        default=False, description="Cut (skipped) if the plan's budget is 80% spent first."
+    )
 
 
 class TaskInfo(WireModel):
@@ -72,6 +75,7 @@ class TaskInfo(WireModel):
     profile: str
     depends_on: tuple[str, ...]
     success_criteria: str
+    optional: bool = False
     status: TaskStatus
     attempt: int = Field(description="Attempts started so far (continuations not counted).")
     activity: str | None = Field(default=None, description="What it is doing now, in a line.")

@@ -16,7 +16,7 @@ from sidecar.store.plans import PLAN_SCHEMA
 from sidecar.store.queue import QUEUE_SCHEMA
 from sidecar.store.uncertain import UNCERTAIN_SCHEMA
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -198,9 +198,19 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE threads ADD COLUMN {column} {definition}")
 
 
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    """Optional plan tasks: one column on tasks (created with it when the table is new)."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "tasks" not in tables:
+        return
+    existing = {row[1] for row in conn.execute("PRAGMA table_info(tasks)")}
+    if "optional" not in existing:
+        conn.execute("ALTER TABLE tasks ADD COLUMN optional INTEGER NOT NULL DEFAULT 0")
+
+
 # Step `v` brings a database from version v to v + 1. Tables that are new in a version need no
 # step (the schema creates what is missing); a step changes what already exists.
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def _migrate(conn: sqlite3.Connection, found: int | None) -> None:

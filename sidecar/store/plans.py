@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     profile TEXT NOT NULL,
     depends_on TEXT NOT NULL,
     success_criteria TEXT NOT NULL,
+    optional INTEGER NOT NULL DEFAULT 0,
     status TEXT NOT NULL,
     attempt INTEGER NOT NULL DEFAULT 0,
     version INTEGER NOT NULL DEFAULT 0,
@@ -94,6 +95,7 @@ class TaskRecord:
     profile: str
     depends_on: tuple[str, ...]
     success_criteria: str
+    optional: bool
     status: str
     attempt: int
     version: int
@@ -138,6 +140,7 @@ def _task(row: sqlite3.Row) -> TaskRecord:
     data = dict(row)
     data["depends_on"] = tuple(json.loads(data["depends_on"]))
     data["stalled"] = bool(data["stalled"])
+    data["optional"] = bool(data["optional"])
     return TaskRecord(**data)
 
 
@@ -189,7 +192,8 @@ class PlanRepo:
             for seq, spec in enumerate(specs):
                 self.conn.execute(
                     "INSERT OR IGNORE INTO tasks(plan_id, id, seq, title, objective, profile,"
-                    " depends_on, success_criteria, status) VALUES (?,?,?,?,?,?,?,?,'pending')",
+                    " depends_on, success_criteria, optional, status)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,'pending')",
                     (
                         plan_id,
                         spec["id"],
@@ -199,6 +203,7 @@ class PlanRepo:
                         spec["profile"],
                         json.dumps(list(spec["depends_on"])),
                         spec["success_criteria"],
+                        int(bool(spec.get("optional", False))),
                     ),
                 )
             self.conn.execute(

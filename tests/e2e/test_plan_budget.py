@@ -13,8 +13,9 @@ import pytest
 
 from sidecar.protocol import RunEventParams
 from tests.e2e.harness import Sidecar, event_types
-from tests.e2e.test_subagents import _answers, _start, _task
-from tests.fakes.model_server import ScriptedModelServer
+from tests.e2e.test_subagents import _answers, _start, _task, _task_of
+from tests.fakes.dspy_format import answer_text
+from tests.fakes.model_server import RecordedRequest, Reply, ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
 
 pytestmark = pytest.mark.anyio
@@ -120,6 +121,52 @@ async def test_a_raised_budget_lets_the_stopped_task_go_on_and_finish(
     assert done["budget_tokens"] == 1_000_000
     assert done["remaining_tokens"] == 1_000_000 - done["spent_tokens"]
     assert done["budget_warned"] is False  # the warning is given again for the new limit only
+
+
+async def test_at_80_percent_an_optional_task_not_yet_started_is_cut_and_the_rest_runs(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    def costly_a(request: RecordedRequest) -> Reply:
+        task = _task_of(request)
+        spent = {"a": 850, "c": 50}.get(task, 10)  # a alone spends 85% of the budget
+        return Reply.text(
+            answer_text(f"done {task}"), usage={"input_tokens": spent, "output_tokens": 0}
+        )
+
+    model.push(*[costly_a] * 3)
+    optional = {**_task("b", ("a",)), "optional": True}
+    plan = {
+        "goal": "lean",
+        "budget_tokens": 1000,
+        "tasks": [_task("a"), optional, _task("c", ("b",))],
+    }
+    thread_id, run_id = await _approved_plan(agent, plan)
+    events = await agent.run_to_end(run_id, within=120)
+
+    assert event_types(events)[-1] == "run_finished"
+    assert _questions(events) == []  # 80% cuts; it does not ask
+    done = await _plan(agent, thread_id)
+    tasks = {t["id"]: t for t in done["tasks"]}
+    assert [tasks[t]["status"] for t in "abc"] == ["succeeded", "skipped", "succeeded"]
+    assert tasks["b"]["optional"] is True and tasks["a"]["optional"] is False
+    assert tasks["b"]["error"].startswith("cut: the plan's token budget is 80% spent")
+    assert sorted(_task_of(r) for r in model.generation_requests) == ["a", "c"]
+    assert done["status"] == "completed" and done["budget_warned"] is True
+
+
+@pytest.mark.parametrize("optional", ["yes", 1, None])
+async def test_an_optional_that_is_not_true_or_false_is_refused(
+    agent: Sidecar, model: ScriptedModelServer, optional: object
+):
+    thread = await agent.call("thread/create", {})
+    plan = {"goal": "bad", "tasks": [{**_task("a"), "optional": optional}]}
+    run = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
+    )
+    await agent.run_to_end(run["run_id"])
+    got = await agent.call("thread/get", {"thread_id": thread["id"]})
+    assert "optional must be true or false" in got["messages"][-1]["content"]
+    assert model.generation_requests == []
 
 
 @pytest.mark.parametrize("budget", [0, -5, 2.5, "lots", True])

@@ -5,8 +5,9 @@ recorded plus the reporting attempt's own tokens so far. At 80% the coordinator 
 `plan_update` whose plan has `budget_warned` set, and a log line); at 100% the attempt stops at
 its next step and the author is asked (a question: raise the budget, or stop the plan). Tasks
 of the plan hitting the limit together share that one question. On an autonomous thread nobody
-is asked: the plan stops. A strong agent reports its usage only when it ends, so it is charged
-then (it cannot be stopped mid-run by the plan's budget).
+is asked: the plan stops. Tasks marked `optional` that have not started by the time 80% is spent
+are cut: skipped with that reason (their dependents run on). A strong agent reports its usage
+only when it ends, so it is charged then (it cannot be stopped mid-run by the plan's budget).
 """
 
 from __future__ import annotations
@@ -80,6 +81,19 @@ def charge(deps: GraphDeps, task: TaskRecord, live_tokens: int) -> None:
         emit_plan(deps.store, task.plan_id)
     if spent >= budget.budget_tokens:
         raise PlanBudgetSpentError(f"{SPENT}: {spent} of {budget.budget_tokens} tokens")
+
+
+CUT = "cut: the plan's token budget is 80% spent and this task is optional"
+
+
+def cut_reason(deps: GraphDeps, task: TaskRecord) -> str | None:
+    """Why an optional task that is about to start is cut instead; None to run it."""
+    if not task.optional:
+        return None
+    budget = plan_budget(deps.store.conn, task.plan_id)
+    if budget is None or budget.spent_tokens < budget.budget_tokens * WARN_AT:
+        return None
+    return f"{CUT} ({budget.spent_tokens} of {budget.budget_tokens} tokens)"
 
 
 def is_spent(error: str | None) -> bool:

@@ -17,7 +17,13 @@ from sidecar.store.budgets import plan_budget
 
 def task_spec(task: TaskRecord) -> TaskSpec:
     return TaskSpec(
-        task.id, task.title, task.objective, task.profile, task.depends_on, task.success_criteria
+        task.id,
+        task.title,
+        task.objective,
+        task.profile,
+        task.depends_on,
+        task.success_criteria,
+        task.optional,
     )
 
 

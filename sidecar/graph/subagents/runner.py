@@ -30,7 +30,7 @@ from sidecar.graph.subagents.attempt import (
     AttemptResult,
     BudgetExceededError,
 )
-from sidecar.graph.subagents.budget import budget_spent, charge, is_spent
+from sidecar.graph.subagents.budget import budget_spent, charge, cut_reason, is_spent
 from sidecar.graph.subagents.composer import composer_attempt, is_composer
 from sidecar.graph.subagents.escalation import ask_author, out_of_attempts
 from sidecar.graph.subagents.finish import finish_task
@@ -63,6 +63,8 @@ async def run_task(deps: GraphDeps, inp: SubagentInput) -> None:
         async with deps.coordinator.slot(profile), _subagent_lane(deps, inp["depth"]):
             if deps.coordinator.take_cancel(plan_id, task_id):
                 finish_task(deps, inp, task, "cancelled", error="cancelled by the author")
+            elif task.status == "pending" and (cut := cut_reason(deps, task)):
+                finish_task(deps, inp, task, "skipped", error=cut)
             else:
                 await _attempts(deps, inp, task, profile)
         deps.coordinator.notify(plan_id)

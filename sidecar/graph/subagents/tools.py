@@ -27,6 +27,11 @@ _TASK_SCHEMA: dict[str, Any] = {
             "description": "What a checker verifies before the task counts as done: prose for "
             "a verifier, or 'run: <python>' (exit code 0 passes) run in the sandbox.",
         },
+        "optional": {
+            "type": "boolean",
+            "description": "Nice to have, not needed for the goal: skipped if the plan's "
+            "token budget is 80% spent before it starts.",
+        },
     },
     "required": ["id", "title", "objective", "profile"],
 }

@@ -85,6 +85,7 @@ def _task(
         profile="general",
         depends_on=depends_on,
         success_criteria="",
+        optional=False,
         status="succeeded" if error is None else "failed",
         attempt=1,
         version=1,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from sidecar.store import PlanRecord, Store, TaskRecord, open_database
+from sidecar.store.db import SCHEMA_VERSION
 
 pytestmark = pytest.mark.usefixtures("clock")
 
@@ -364,7 +365,7 @@ def test_a_version_1_database_is_migrated_in_place_keeping_its_rows(tmp_path: Pa
         assert [t.id for t in store.list_threads()] == ["old"]
         assert store.is_autonomous("old") is False
         version = store.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'")
-        assert version.fetchone()[0] == "2"
+        assert version.fetchone()[0] == str(SCHEMA_VERSION)
 
         child = store.create_thread("child", parent_id="old").id
         store.create_plan("p1", child, "goal", None)
@@ -390,5 +391,33 @@ def test_opening_a_current_database_again_changes_nothing(tmp_path: Path) -> Non
         assert [t.id for t in store.list_threads()] == [parent]
         assert len(store.sub_threads(parent)) == 1
         assert store.is_autonomous(parent) is True
+    finally:
+        db.close()
+
+
+def test_a_version_2_database_gains_optional_tasks_keeping_its_plans(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    db = open_database(path)
+    store = Store(db)
+    thread = store.create_thread("t").id
+    store.create_plan("p1", thread, "goal", None)
+    spec = {"id": "a", "title": "A", "objective": "do a", "profile": "general"}
+    store.replace_open_tasks("p1", "goal", [{**spec, "depends_on": [], "success_criteria": ""}])
+    db.close()
+    # As version 2 wrote it: no `optional` column.
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE tasks DROP COLUMN optional")
+    conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+
+    db = open_database(path)
+    try:
+        store = Store(db)
+        assert "optional" in _columns(store, "tasks")
+        [task] = store.tasks("p1")
+        assert (task.id, task.objective, task.optional) == ("a", "do a", False)
+        version = store.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'")
+        assert version.fetchone()[0] == str(SCHEMA_VERSION)
     finally:
         db.close()

@@ -20,6 +20,7 @@ _TASK = TaskRecord(
     profile="general",
     depends_on=(),
     success_criteria="Names high water.",
+    optional=False,
     status="running",
     attempt=1,
     version=0,
