@@ -126,6 +126,7 @@ class SessionState:
         self._apply_run_state(params)
         self._apply_inbox(params.thread_id, params.event)
         if params.thread_id != self.selected_thread_id:
+            self.transcript.marks.note(params.thread_id, params.event)  # chips for later
             return
         if self.loading:
             self._held.append(params)

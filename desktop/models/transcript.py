@@ -8,7 +8,8 @@ the live end until the newer pages are added again (`append_newer`).
 Views subscribe to `reset`, `inserted(row)`, `updated(row)`, `appended(row, text)` (streamed
 text added at the end of a message: the view appends it, never re-sets the whole text),
 `prepended(count)` (rows 0..count-1 are new) and `removed(first, last)` (rows dropped at one
-end to keep at most `MAX_ROWS`).
+end to keep at most `MAX_ROWS`). `inserted` may name a row before the end: a mark (a memory chip,
+a summary divider, see `transcript_marks`) put in at its message.
 """
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from desktop.models.emitter import Emitter
+from desktop.models.transcript_marks import (
+    MarkEntry,
+    MemoryChipEntry,
+    SummaryDividerEntry,
+    TranscriptMarks,
+    weave,
+)
 from sidecar.protocol import (
     ApprovalInterrupt,
     InterruptEvent,
@@ -34,6 +42,7 @@ from sidecar.protocol import (
     ToolProgress,
     ToolResult,
 )
+from sidecar.protocol.memory import ContextEvent, MemoryEvent, MemoryInfo, SummaryInfo
 
 ToolCallState: TypeAlias = Literal["pending", "awaiting_approval", "succeeded", "failed"]
 
@@ -100,7 +109,22 @@ class NoticeEntry:
     text: str
 
 
-TranscriptEntry: TypeAlias = MessageEntry | ToolCallEntry | NoticeEntry
+TranscriptEntry: TypeAlias = MessageEntry | ToolCallEntry | NoticeEntry | MarkEntry
+
+
+def _message_key(entry: object) -> tuple[bool, str | None]:
+    if isinstance(entry, MessageEntry):
+        return True, None if entry.local else entry.message_id
+    return False, None
+
+
+def _compacted(event: ContextEvent) -> bool:
+    return event.compaction is not None and event.compaction.performed
+
+
+def _has_row(message: MessageInfo) -> bool:
+    return message.role == "user" or (message.role == "assistant" and bool(message.content))
+
 
 HistoryPage: TypeAlias = Sequence[tuple[int, MessageInfo]]
 """Messages with their seqs, oldest first (a `thread/messages` page)."""
@@ -136,6 +160,9 @@ class Transcript:
         self.appended: Emitter[[int, str]] = Emitter()
         self.prepended: Emitter[[int]] = Emitter()
         self.removed: Emitter[[int, int]] = Emitter()
+        self.marks = TranscriptMarks()
+        self.summaries_stale: Emitter[[str]] = Emitter()
+        """A compaction ran in the shown thread: its summaries are worth asking for again."""
 
     @property
     def entries(self) -> tuple[TranscriptEntry, ...]:
@@ -203,6 +230,9 @@ class Transcript:
             if isinstance(entry, ToolCallEntry) and self._merge_call(entry):
                 continue
             added.append(entry)
+        first = self._entries[0] if self._entries else None
+        before = first.message_id if isinstance(first, MessageEntry) else None
+        added = self._weave(added, before)
         self._entries[:0] = added
         self._known_ids |= older._known_ids
         self.has_older = has_older
@@ -248,13 +278,16 @@ class Transcript:
         self._known_ids, self._locals, self._streamed = set(), 0, False
         for seq, message in page:
             self._apply_message(message, notify=False, seq=seq)
+        self._entries = self._weave(self._entries)
         self.has_older, self.has_newer = has_older, has_newer
         self.reset.emit()
 
     def append_newer(self, page: HistoryPage, has_newer: bool) -> None:
         """Add the page after the last entry (walking back towards the live end)."""
+        start = len(self._entries)
         for seq, message in page:
             self._apply_message(message, seq=seq)
+        self._insert_marks(start)
         self.has_newer = has_newer
         if len(self._entries) > self.max_rows:
             self._drop_oldest(len(self._entries) - self.max_rows)
@@ -290,6 +323,8 @@ class Transcript:
                 self._await_approval(interrupt, notify=False)
         if last_error:
             self._entries.append(NoticeEntry("failed", last_error))
+        self.marks.note_shown(thread_id, (m.id for m in messages if _has_row(m)))
+        self._entries = self._weave(self._entries)
         self.reset.emit()
 
     def add_local_message(self, text: str) -> None:
@@ -302,6 +337,7 @@ class Transcript:
     def apply(self, event: RunEventBody) -> None:
         """Advance by one run event of this thread (not shown while detached: the messages it
         leads to are read back from the sidecar when the newer pages are added)."""
+        chip = self.marks.note(self.thread_id, event)
         if self.has_newer:
             return
         match event:
@@ -328,7 +364,56 @@ class Transcript:
                 self._finish_streaming()
                 self._append(NoticeEntry("cancelled", "Cancelled"))
             case _:
-                pass
+                self._apply_mark_event(event, chip)
+
+    def _apply_mark_event(self, event: RunEventBody, chip: MemoryChipEntry | None) -> None:
+        if isinstance(event, MemoryEvent) and chip is not None:
+            self._show_chip(chip)
+        elif isinstance(event, ContextEvent) and self.thread_id is not None and _compacted(event):
+            self.summaries_stale.emit(self.thread_id)
+
+    def _show_chip(self, chip: MemoryChipEntry) -> None:
+        """Under the turn: at the end, or above an answer still streaming (the chip follows
+        the message before it, as it will when the thread is opened again)."""
+        last = self._entries[-1] if self._entries else None
+        if isinstance(last, MessageEntry) and last.streaming:
+            self._insert(len(self._entries) - 1, chip)
+        else:
+            self._append(chip)
+
+    def add_summary(self, thread_id: str, summary: SummaryInfo, anchor: str) -> None:
+        """A summary of earlier messages ends before message `anchor`: a divider there."""
+        divider = SummaryDividerEntry(summary, anchor)
+        if not self.marks.add_divider(thread_id, divider) or thread_id != self.thread_id:
+            return
+        row = self._message_row(anchor)
+        if row is not None:
+            self._insert(row, divider)
+
+    def revise_chip(self, chip: MemoryChipEntry, action: str, memory: MemoryInfo | None) -> None:
+        """The author acted on a chip's memory (moved, edited, forgotten): show what it is now."""
+        chip.revise(action, memory)
+        row = self.row_of_entry(chip)
+        if row is not None:
+            self.updated.emit(row)
+
+    def _weave(
+        self, entries: list[TranscriptEntry], before: str | None = None
+    ) -> list[TranscriptEntry]:
+        marks = self.marks.of(self.thread_id)
+        if not marks.chips and not marks.dividers:
+            return entries
+        return weave(entries, marks, _message_key, before)  # type: ignore[return-value]
+
+    def _insert_marks(self, start: int) -> None:
+        """Put the marks of rows `start`.. (just added, one by one) in at their messages."""
+        for offset, entry in enumerate(self._weave(self._entries[start:])):
+            if isinstance(entry, MemoryChipEntry | SummaryDividerEntry):
+                self._insert(start + offset, entry)  # in order: rows before it are in place
+
+    def _insert(self, row: int, entry: TranscriptEntry) -> None:
+        self._entries.insert(row, entry)
+        self.inserted.emit(row)
 
     def _append(self, entry: TranscriptEntry) -> None:
         self._entries.append(entry)

@@ -140,6 +140,8 @@ class MainWindow(QMainWindow):
     def _build_widgets(self) -> None:
         self.thread_list = ThreadListWidget(self.state)
         self.transcript = TranscriptView(self.state.transcript, self.controller)
+        if self.memory is not None:
+            self.transcript.attach_memory(self.memory)
         self.run_status = RunStatusWidget()
         self.composer = ComposerWidget()
         self.banner = SidecarBannerWidget()

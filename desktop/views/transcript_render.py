@@ -4,6 +4,8 @@ Finished agent answers are Markdown; the answer being streamed is a `StreamingDo
 inserted at its end, each finished Markdown block is rendered once when it ends, and only the
 open block is plain text. Rows that were never painted report an estimated height (cheap), so
 opening a long thread lays out hundreds of rows without building hundreds of documents.
+Marks between messages are painted small: a memory chip as a pill around its one line, a
+summary divider as a rule with its line (and the summary, when expanded) under it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 
 from desktop.models.stream_text import BlockSplitter
 from desktop.models.transcript import MessageEntry, NoticeEntry, ToolCallEntry, TranscriptEntry
+from desktop.models.transcript_marks import (
+    MemoryChipEntry,
+    SummaryDividerEntry,
+    chip_text,
+    divider_text,
+)
 from desktop.views.text import monospace_font, pretty_json
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -51,6 +59,10 @@ def entry_text(entry: TranscriptEntry) -> str:
         return entry.text + (" ▍" if entry.streaming else "")
     if isinstance(entry, ToolCallEntry):
         return tool_header(entry)
+    if isinstance(entry, MemoryChipEntry):
+        return "◆ " + chip_text(entry)
+    if isinstance(entry, SummaryDividerEntry):
+        return divider_text(entry, expanded=False)
     return ("⚠ " if entry.kind == "failed" else "■ ") + entry.text
 
 
@@ -190,18 +202,24 @@ class EntryDocuments:
             else:
                 doc.setPlainText(entry.text)
         elif isinstance(entry, ToolCallEntry):
-            text = tool_header(entry)
             if entry.call_id in self.expanded:
                 doc.setDefaultFont(monospace_font())
-                text += "\n" + tool_details(entry)
-            doc.setPlainText(text)
+            doc.setPlainText(self._plain(entry))
         else:
-            doc.setPlainText(entry_text(entry))
+            doc.setPlainText(self._plain(entry))
         return doc
+
+    def _plain(self, entry: TranscriptEntry) -> str:
+        """The text of an entry that is not a message, as its document shows it."""
+        if isinstance(entry, ToolCallEntry) and entry.call_id in self.expanded:
+            return tool_header(entry) + "\n" + tool_details(entry)
+        if isinstance(entry, SummaryDividerEntry):
+            return divider_text(entry, entry.key in self.expanded)
+        return entry_text(entry)
 
     def estimate(self, entry: TranscriptEntry, width: int) -> int:
         """A height without building the document: wrapped lines times the line height."""
-        text = entry.text if isinstance(entry, MessageEntry) else entry_text(entry)
+        text = entry.text if isinstance(entry, MessageEntry) else self._plain(entry)
         if isinstance(entry, MessageEntry) and entry.chunks:
             text = entry.settle().text
         per_line = max(1, width // max(1, self._metrics.averageCharWidth()))
@@ -273,7 +291,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         full = QRect(rect.left(), rect.top(), rect.width(), body + header + 2 * PADDING + MARGIN)
         panel = QRectF(full.adjusted(MARGIN, MARGIN // 2, -MARGIN, -MARGIN // 2))
         selected = bool(option.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
-        if isinstance(entry, MessageEntry):
+        if isinstance(entry, MemoryChipEntry | SummaryDividerEntry):
+            _paint_mark(painter, entry, panel, doc, palette, selected=selected)
+        elif isinstance(entry, MessageEntry):
             colour = palette.color(QPalette.ColorRole.AlternateBase)
             painter.setPen(palette.color(QPalette.ColorRole.Mid))
             painter.setBrush(palette.color(QPalette.ColorRole.Highlight) if selected else colour)
@@ -312,7 +332,35 @@ class TranscriptDelegate(QStyledItemDelegate):
             self.sizeHintChanged.emit(QModelIndex(index))  # type: ignore[arg-type]
 
 
+def _paint_mark(
+    painter: QPainter,
+    entry: MemoryChipEntry | SummaryDividerEntry,
+    panel: QRectF,
+    doc: QTextDocument,
+    palette: QPalette,
+    *,
+    selected: bool,
+) -> None:
+    """A chip: a pill as wide as its text. A divider: a rule along the top of its row."""
+    if isinstance(entry, MemoryChipEntry):
+        pill = QRectF(panel)
+        pill.setWidth(min(panel.width(), doc.idealWidth() + 2 * PADDING))
+        painter.setPen(palette.color(QPalette.ColorRole.Mid))
+        role = QPalette.ColorRole.Highlight if selected else QPalette.ColorRole.Button
+        painter.setBrush(palette.color(role))
+        painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
+        return
+    if selected:
+        painter.fillRect(panel, palette.color(QPalette.ColorRole.Highlight))
+    painter.setPen(palette.color(QPalette.ColorRole.Mid))
+    painter.drawLine(panel.topLeft(), panel.topRight())
+
+
 def _text_colour(entry: TranscriptEntry, palette: QPalette) -> QColor:
+    if isinstance(entry, MemoryChipEntry) and (entry.action == "failed" or entry.error):
+        return QColor("#cf222e")
+    if isinstance(entry, SummaryDividerEntry):
+        return palette.color(QPalette.ColorRole.PlaceholderText)
     if isinstance(entry, NoticeEntry):
         return (
             QColor("#cf222e")
@@ -324,4 +372,5 @@ def _text_colour(entry: TranscriptEntry, palette: QPalette) -> QColor:
 
 def entry_of(index: Any) -> TranscriptEntry | None:
     value = index.data(ENTRY_ROLE)
-    return value if isinstance(value, MessageEntry | ToolCallEntry | NoticeEntry) else None
+    kinds = MessageEntry | ToolCallEntry | NoticeEntry | MemoryChipEntry | SummaryDividerEntry
+    return value if isinstance(value, kinds) else None

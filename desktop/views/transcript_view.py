@@ -6,11 +6,16 @@ so a thread of any length opens as fast as its first page). Streamed text is coa
 has not scrolled up; scrolling near the top asks for the next older page, near the bottom of a
 detached stretch for the next newer one. Ctrl+F (the window's Find action) opens the find bar;
 a hit is shown by loading its page when it is not already in the list.
+
+With a memory controller attached (`attach_memory`), a memory chip opens its menu when clicked
+(Edit…, Move to tier ▸, Forget) and the thread's summaries are asked for when it is opened and
+after a compaction, each becoming a divider that shows its summary when clicked.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from PySide6.QtCore import (
@@ -29,7 +34,9 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QVBoxLayout, QWidget
 from desktop.ipc.pending import PendingRequest
 from desktop.models.stream_text import AppendBuffer
 from desktop.models.transcript import MessageEntry, ToolCallEntry, Transcript
+from desktop.models.transcript_marks import MemoryChipEntry, SummaryDividerEntry, chip_text
 from desktop.views.find_bar import FindBarWidget
+from desktop.views.memory_chip_menu import ChipActions, ChipMemory, MemoryChipMenu
 from desktop.views.transcript_render import (
     ENTRY_ROLE,
     EntryDocuments,
@@ -39,6 +46,7 @@ from desktop.views.transcript_render import (
 )
 from sidecar.protocol import ErrorObject
 from sidecar.protocol.history import SearchHit, ThreadSearchResult
+from sidecar.protocol.memory import SummaryInfo
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +66,14 @@ class TranscriptHistory(Protocol):
     def jump_to_end(self) -> PendingRequest | None: ...
     def search_thread(self, query: str) -> PendingRequest | None: ...
     def reveal_message(self, message_id: str, seq: int) -> PendingRequest | None: ...
+
+
+class TranscriptMemory(ChipMemory, Protocol):
+    """What the view asks of the memory controller (`MemoryController` provides it)."""
+
+    def load_summaries(
+        self, thread_id: str, on_placed: Callable[[SummaryInfo, str], None]
+    ) -> PendingRequest: ...
 
 
 class TranscriptListModel(QAbstractListModel):
@@ -90,6 +106,11 @@ class TranscriptListModel(QAbstractListModel):
             return self.transcript.peek(index.row())
         if role == Qt.ItemDataRole.DisplayRole:
             return entry_text(self.transcript.entry(index.row()))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            entry = self.transcript.peek(index.row())
+            if isinstance(entry, MemoryChipEntry):
+                memory = entry.memory
+                return chip_text(entry) if memory is None else memory.text
         return None
 
     def _on_transcript_reset(self) -> None:
@@ -97,6 +118,8 @@ class TranscriptListModel(QAbstractListModel):
         self.endResetModel()
 
     def _on_transcript_inserted(self, row: int) -> None:
+        if row < len(self.transcript) - 1:  # a mark put in between rows
+            self.about_to_shift.emit(row, row, True)
         self.beginInsertRows(QModelIndex(), row, row)
         self.endInsertRows()
 
@@ -174,7 +197,21 @@ class TranscriptView(QWidget):
         self._loading: PendingRequest | None = None
         self._revealing: str | None = None
         self._stream_heights: dict[int, int] = {}
+        self._memory: TranscriptMemory | None = None
+        self._chip_actions: ChipActions | None = None
+        self.chip_menu: MemoryChipMenu | None = None
         self._connect()
+
+    def attach_memory(self, memory: TranscriptMemory) -> None:
+        """Let memory chips act on their memories and summaries show as dividers."""
+        self._memory = memory
+        self._chip_actions = ChipActions(memory, self._transcript, self)
+        self._transcript.summaries_stale.connect(self._on_transcript_summaries_stale)
+        self._load_summaries()
+
+    @property
+    def chip_actions(self) -> ChipActions | None:
+        return self._chip_actions
 
     def _connect(self) -> None:
         bar = self.list_view.verticalScrollBar()
@@ -224,12 +261,50 @@ class TranscriptView(QWidget):
         return ""
 
     def toggle_tool(self, row: int) -> None:
-        """Expand or fold a tool call's arguments and result."""
+        """Expand or fold a tool call's arguments and result, or a divider's summary."""
         entry = self._transcript.peek(row)
-        if not isinstance(entry, ToolCallEntry):
+        if isinstance(entry, ToolCallEntry):
+            key = entry.call_id
+        elif isinstance(entry, SummaryDividerEntry):
+            key = entry.key
+        else:
             return
-        self.docs.expanded.symmetric_difference_update({entry.call_id})
+        self.docs.expanded.symmetric_difference_update({key})
         self._invalidate(row)
+
+    def is_expanded(self, row: int) -> bool:
+        entry = self._transcript.peek(row)
+        if isinstance(entry, SummaryDividerEntry):
+            return entry.key in self.docs.expanded
+        return isinstance(entry, ToolCallEntry) and entry.call_id in self.docs.expanded
+
+    def open_chip_menu(self, row: int) -> MemoryChipMenu | None:
+        """Show a memory chip's menu under it (what clicking the chip does)."""
+        entry = self._transcript.peek(row)
+        if not isinstance(entry, MemoryChipEntry) or self._chip_actions is None:
+            return None
+        if self.chip_menu is not None:
+            self.chip_menu.close()
+            self.chip_menu.deleteLater()
+        menu = MemoryChipMenu(entry, self)
+        self._chip_actions.bind(menu, entry)
+        self.chip_menu = menu
+        rect = self.list_view.visualRect(self.model.index(row))
+        menu.popup(self.list_view.viewport().mapToGlobal(rect.bottomLeft()))
+        return menu
+
+    def _load_summaries(self) -> None:
+        thread = self._transcript.thread_id
+        if self._memory is None or not self._transcript.marks.wants_summaries(thread):
+            return
+        assert thread is not None
+        transcript = self._transcript
+        self._memory.load_summaries(
+            thread, lambda summary, anchor: transcript.add_summary(thread, summary, anchor)
+        )
+
+    def _on_transcript_summaries_stale(self, _thread_id: str) -> None:
+        self._load_summaries()
 
     def flush(self) -> None:
         """Append the text streamed since the last frame to its documents (one pass)."""
@@ -279,6 +354,7 @@ class TranscriptView(QWidget):
         self._anchor = None
         for row in range(len(self._transcript)):
             self._start_stream(row)
+        self._load_summaries()
         if self._revealing is None:
             self._pinned = not self._transcript.has_newer
             QTimer.singleShot(0, self._scroll_to_end_if_pinned)
@@ -289,12 +365,14 @@ class TranscriptView(QWidget):
         layout has not, so the entry is found by the old row plus the shift.)"""
         count = last - first + 1
         self._pending.clear()
-        if not inserted and first > 0:
-            return  # rows went at the end: nothing above the view moved
+        if first > 0 and (not inserted or self._pinned):
+            return  # rows went at the end, or the view follows the end anyway
         top = self.list_view.indexAt(self.list_view.viewport().rect().topLeft())
         if not top.isValid():
             return
         row = top.row()
+        if inserted and first > row:
+            return  # a row came in below the top of the view: nothing above it moved
         row += count if inserted else -count
         if not 0 <= row < len(self._transcript):
             return
@@ -331,7 +409,10 @@ class TranscriptView(QWidget):
         self.list_view.delegate.sizeHintChanged.emit(self.model.index(row))
 
     def _on_list_view_clicked(self, index: QModelIndex) -> None:
-        self.toggle_tool(index.row())
+        if isinstance(self._transcript.peek(index.row()), MemoryChipEntry):
+            self.open_chip_menu(index.row())
+        else:
+            self.toggle_tool(index.row())
 
     def _on_scroll_value_changed(self, value: int) -> None:
         bar = self.list_view.verticalScrollBar()

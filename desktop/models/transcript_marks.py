@@ -1,0 +1,211 @@
+"""Marks between a transcript's messages: a chip for every memory saved or forgotten during a
+turn, and a divider where a summary of earlier messages ends. Plain Python, no Qt.
+
+A mark is placed by a message id, not by a row, so it comes back wherever that message is shown
+again: after the thread is opened anew (in this session), after a page is added or dropped, or
+after a jump. A chip follows the message that was last in the thread when the memory changed
+(the turn's answer, or its question when the memory was saved before the answer); a divider
+stands before the first message after the summarized range.
+
+`TranscriptMarks` keeps the marks of every thread, fed with each thread's run events (not only
+the selected one's), so a turn that ran in the background shows its chips when its thread is
+opened. What the window learned before it started (an earlier session's chips) is not here:
+the sidecar stores memory events but gives them back with no method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sidecar.protocol import MessageEvent, RunEventBody
+from sidecar.protocol.memory import ContextEvent, MemoryEvent, MemoryInfo, SummaryInfo
+
+CHIP_TEXT_MAX = 160
+"""Characters of a memory shown in its chip (the whole text is in its tooltip)."""
+
+_ACTION_TEXT = {
+    "saved": "Saved to {tier} memory",
+    "updated": "Updated in {tier} memory",
+    "pinned": "Pinned in {tier} memory",
+    "unpinned": "Unpinned in {tier} memory",
+    "forgotten": "Forgot",
+}
+
+
+@dataclass(eq=False)
+class MemoryChipEntry:
+    """A memory saved, changed or forgotten: one small row under the turn that did it.
+
+    `action` and `memory` change when the author acts on the chip (moved, edited, forgotten).
+    """
+
+    action: str
+    key: str
+    memory: MemoryInfo | None = None
+    error: str | None = None
+    anchor: str | None = None
+    """The id of the message the chip follows."""
+
+    @classmethod
+    def of(cls, event: MemoryEvent, anchor: str | None) -> MemoryChipEntry:
+        return cls(event.action, event.key, event.memory, event.error, anchor)
+
+    @property
+    def actionable(self) -> bool:
+        """The memory still exists, so it can be edited, moved or forgotten."""
+        return self.memory is not None and self.action not in {"forgotten", "failed"}
+
+    def revise(self, action: str, memory: MemoryInfo | None) -> None:
+        """The author changed the memory from the chip (`memory`: what the sidecar returned)."""
+        self.action, self.error = action, None
+        if memory is not None:
+            self.memory = memory
+
+
+@dataclass(eq=False)
+class SummaryDividerEntry:
+    """Where a summary of earlier messages ends; shows the summary when expanded."""
+
+    summary: SummaryInfo
+    anchor: str
+    """The id of the first message after the summarized range (the divider stands before it)."""
+
+    @property
+    def key(self) -> str:
+        return f"summary:{self.summary.to_seq}"
+
+
+MarkEntry = MemoryChipEntry | SummaryDividerEntry
+
+
+def chip_text(chip: MemoryChipEntry) -> str:
+    """The chip's one line: "Saved to workspace memory: The editor is Zofia." or why not."""
+    if chip.action == "failed" or chip.error:
+        return f"Memory not saved: {chip.error or 'unknown error'}"
+    memory = chip.memory
+    text = memory.text if memory is not None else chip.key
+    text = " ".join(text.split())
+    if len(text) > CHIP_TEXT_MAX:
+        text = text[: CHIP_TEXT_MAX - 1] + "…"
+    tier = memory.tier if memory is not None else "its"
+    label = _ACTION_TEXT.get(chip.action, chip.action.capitalize()).format(tier=tier)
+    return f"{label}: {text}"
+
+
+def divider_text(divider: SummaryDividerEntry, expanded: bool) -> str:
+    """The divider's line, and the summary under it when expanded."""
+    summary = divider.summary
+    count = f"{summary.messages} message{'s' if summary.messages != 1 else ''}"
+    head = f"Earlier messages summarized ({count}) — {'hide' if expanded else 'show'}"
+    return f"{head}\n\n{summary.text}" if expanded else head
+
+
+@dataclass
+class ThreadMarks:
+    """One thread's marks: chips by the message they follow, dividers by the one they precede."""
+
+    last_message: str | None = None
+    chips: dict[str, list[MemoryChipEntry]] = field(default_factory=dict)
+    dividers: dict[int, SummaryDividerEntry] = field(default_factory=dict)
+    summaries_loaded: bool = False
+
+    def chips_after(self, message_id: str) -> list[MemoryChipEntry]:
+        return self.chips.get(message_id, [])
+
+    def dividers_before(self, message_id: str) -> list[SummaryDividerEntry]:
+        return sorted(
+            (d for d in self.dividers.values() if d.anchor == message_id),
+            key=lambda d: d.summary.to_seq,
+        )
+
+
+MessageKey = Callable[[object], tuple[bool, str | None]]
+"""(is it a message row, its id if known) for a transcript entry."""
+
+
+class TranscriptMarks:
+    """The marks of every thread seen in this session."""
+
+    def __init__(self) -> None:
+        self._threads: dict[str, ThreadMarks] = {}
+
+    def of(self, thread_id: str | None) -> ThreadMarks:
+        if thread_id is None:
+            return ThreadMarks()
+        return self._threads.setdefault(thread_id, ThreadMarks())
+
+    def note(self, thread_id: str | None, event: RunEventBody) -> MemoryChipEntry | None:
+        """Take in a run event of a thread; returns the new chip for a memory event."""
+        if thread_id is None or not isinstance(event, MessageEvent | MemoryEvent | ContextEvent):
+            return None  # most events are streamed text: nothing to look at
+        marks = self.of(thread_id)
+        match event:
+            case MessageEvent(message=message) if message.role == "user" or (
+                message.role == "assistant" and message.content
+            ):
+                marks.last_message = message.id
+            case MemoryEvent():
+                chip = MemoryChipEntry.of(event, marks.last_message)
+                self.add_chip(thread_id, chip)
+                return chip
+            case ContextEvent(compaction=compaction) if compaction and compaction.performed:
+                marks.summaries_loaded = False
+            case _:
+                pass
+        return None
+
+    def add_chip(self, thread_id: str, chip: MemoryChipEntry) -> None:
+        if chip.anchor is not None:
+            self.of(thread_id).chips.setdefault(chip.anchor, []).append(chip)
+
+    def add_divider(self, thread_id: str, divider: SummaryDividerEntry) -> bool:
+        """Keep a divider; False when the same summary is placed already."""
+        dividers = self.of(thread_id).dividers
+        if divider.summary.to_seq in dividers:
+            return False
+        dividers[divider.summary.to_seq] = divider
+        return True
+
+    def note_shown(self, thread_id: str | None, message_ids: Iterable[str | None]) -> None:
+        """The thread's newest messages as loaded: a chip of a turn still to come follows the
+        last of them unless an event named a newer one."""
+        last = next((m for m in reversed(list(message_ids)) if m), None)
+        marks = self.of(thread_id)
+        if thread_id is not None and marks.last_message is None:
+            marks.last_message = last
+
+    def wants_summaries(self, thread_id: str | None) -> bool:
+        """True once per thread (and again after a compaction): ask for its summaries."""
+        if thread_id is None:
+            return False
+        marks = self.of(thread_id)
+        wanted, marks.summaries_loaded = not marks.summaries_loaded, True
+        return wanted
+
+
+def weave(
+    entries: Sequence[object],
+    marks: ThreadMarks,
+    message_key: MessageKey,
+    before: str | None = None,
+) -> list[object]:
+    """`entries` without marks, with the thread's marks put in at their messages. `before`: the
+    id of the message that will follow the result (a page added in front of it)."""
+    out: list[object] = []
+    pending: list[MemoryChipEntry] = []
+    for entry in entries:
+        if isinstance(entry, MemoryChipEntry | SummaryDividerEntry):
+            continue
+        is_message, message_id = message_key(entry)
+        if is_message:
+            out += pending
+            pending = []
+            if message_id is not None:
+                out += marks.dividers_before(message_id)
+                pending = list(marks.chips_after(message_id))
+        out.append(entry)
+    out += pending
+    if before is not None:
+        out += marks.dividers_before(before)
+    return out

@@ -1,0 +1,252 @@
+"""Marks between messages: memory chips under the turn that made them, summary dividers where
+a summarized range ends; both kept by message id, so they come back when the thread is shown
+again or its pages move."""
+
+from __future__ import annotations
+
+from desktop.models.session import SessionState
+from desktop.models.transcript import MessageEntry, ToolCallEntry, Transcript
+from desktop.models.transcript_marks import (
+    MemoryChipEntry,
+    SummaryDividerEntry,
+    chip_text,
+    divider_text,
+)
+from sidecar.protocol import (
+    MessageEvent,
+    RunEventParams,
+    RunStarted,
+    ThreadGetResult,
+    Token,
+    ToolCallInfo,
+)
+from sidecar.protocol.memory import (
+    CompactionInfo,
+    ContextEvent,
+    MemoryEvent,
+    MemoryInfo,
+    SummaryInfo,
+)
+from tests.desktop.support import message, thread_info
+
+
+def memory(key: str, text: str, tier: str = "workspace") -> MemoryInfo:
+    return MemoryInfo.model_validate(
+        {"key": key, "tier": tier, "text": text, "by": "agent", "created_at": 1.0,
+         "updated_at": 1.0}
+    )  # fmt: skip
+
+
+def saved(key: str, text: str, tier: str = "workspace") -> MemoryEvent:
+    return MemoryEvent(action="saved", key=key, memory=memory(key, text, tier))
+
+
+def summary(from_seq: int, to_seq: int, text: str = "They talked.") -> SummaryInfo:
+    return SummaryInfo(
+        from_seq=from_seq, to_seq=to_seq, messages=to_seq - from_seq + 1, text=text, created_at=1.0
+    )
+
+
+def turns(count: int, start: int = 0) -> list:
+    """`count` turns: a question q<n> and an answer a<n> each."""
+    out = []
+    for n in range(start, start + count):
+        out += [
+            message("user", f"question {n}", f"q{n}"),
+            message("assistant", f"answer {n}", f"a{n}"),
+        ]
+    return out
+
+
+def kinds(transcript: Transcript) -> list[str]:
+    names = []
+    for entry in transcript.entries:
+        if isinstance(entry, MessageEntry):
+            names.append(entry.message_id or "local")
+        elif isinstance(entry, MemoryChipEntry):
+            names.append(f"chip:{entry.key}")
+        elif isinstance(entry, SummaryDividerEntry):
+            names.append(f"divider:{entry.summary.to_seq}")
+        elif isinstance(entry, ToolCallEntry):
+            names.append(f"call:{entry.call_id}")
+    return names
+
+
+def test_a_memory_saved_during_a_turn_shows_as_a_chip_under_its_answer():
+    transcript = Transcript()
+    transcript.load("t1", tuple(turns(1)))
+    inserted: list[int] = []
+    transcript.inserted.connect(inserted.append)
+    transcript.add_local_message("remember: my editor is Zofia")
+    transcript.apply(RunStarted())
+    transcript.apply(MessageEvent(message=message("user", "remember: my editor is Zofia", "q1")))
+    transcript.apply(Token(text="Noted."))
+    transcript.apply(MessageEvent(message=message("assistant", "Noted.", "a1")))
+    transcript.apply(saved("m1", "The editor is Zofia."))
+    transcript.apply(MemoryEvent(action="forgotten", key="m0", memory=memory("m0", "Old editor")))
+    assert kinds(transcript) == ["q0", "a0", "q1", "a1", "chip:m1", "chip:m0"]
+    assert inserted[-2:] == [4, 5]
+    chip, forgot = transcript.entries[4], transcript.entries[5]
+    assert isinstance(chip, MemoryChipEntry) and isinstance(forgot, MemoryChipEntry)
+    assert chip_text(chip) == "Saved to workspace memory: The editor is Zofia."
+    assert chip.actionable
+    assert chip_text(forgot) == "Forgot: Old editor"
+    assert not forgot.actionable
+
+
+def test_a_failed_write_shows_why_and_offers_nothing():
+    transcript = Transcript()
+    transcript.load("t1", tuple(turns(1)))
+    transcript.apply(MemoryEvent(action="failed", key="m9", error="empty text"))
+    chip = transcript.entries[-1]
+    assert isinstance(chip, MemoryChipEntry)
+    assert chip_text(chip) == "Memory not saved: empty text"
+    assert not chip.actionable
+
+
+def test_a_chip_arriving_while_the_answer_streams_goes_above_it_and_the_stream_goes_on():
+    transcript = Transcript()
+    transcript.load("t1", tuple(turns(1)))
+    transcript.apply(Token(text="Let me"))
+    transcript.apply(saved("m1", "A fact."))
+    transcript.apply(Token(text=" think."))
+    assert kinds(transcript) == ["q0", "a0", "chip:m1", "local"]
+    answer = transcript.entries[-1]
+    assert isinstance(answer, MessageEntry) and answer.text == "Let me think."
+
+
+def test_chips_come_back_under_their_turns_when_the_thread_is_opened_again():
+    transcript = Transcript()
+    history = tuple(turns(3))
+    transcript.load("t1", history[:4])
+    transcript.apply(MessageEvent(message=message("user", "question 2", "q2")))
+    transcript.apply(saved("m1", "Saved before the answer."))
+    transcript.apply(MessageEvent(message=message("assistant", "answer 2", "a2")))
+    transcript.apply(saved("m2", "Saved with the answer."))
+    transcript.clear("t2")
+    transcript.load("t2", (message("user", "elsewhere", "x0", thread_id="t2"),))
+    assert kinds(transcript) == ["x0"]
+    transcript.clear("t1")
+    transcript.load("t1", history)
+    assert kinds(transcript) == ["q0", "a0", "q1", "a1", "q2", "chip:m1", "a2", "chip:m2"]
+
+
+def test_a_turn_that_ran_in_the_background_shows_its_chips_when_its_thread_is_opened():
+    state = SessionState()
+    state.select("t2", loaded=True)
+    events = [
+        MessageEvent(message=message("user", "question 0", "q0")),
+        MessageEvent(message=message("assistant", "answer 0", "a0")),
+        saved("m1", "Background fact.", tier="account"),
+    ]
+    for seq, event in enumerate(events):
+        state.apply_event(RunEventParams(run_id="r1", thread_id="t1", seq=seq, event=event))
+    state.select("t1")
+    state.load_thread(
+        ThreadGetResult(
+            thread=thread_info("t1"), messages=tuple(turns(1)), interrupts=(), status="idle"
+        )
+    )
+    assert kinds(state.transcript) == ["q0", "a0", "chip:m1"]
+    chip = state.transcript.entries[-1]
+    assert isinstance(chip, MemoryChipEntry)
+    assert chip_text(chip) == "Saved to account memory: Background fact."
+
+
+def test_a_chip_follows_the_tool_calls_of_its_answer():
+    call = ToolCallInfo(id="c1", server="memory", tool="write", arguments={})
+    history = (
+        message("user", "question 0", "q0"),
+        message("assistant", "Saving.", "a0", tool_calls=(call,)),
+        message("tool", "ok", "r0", tool_call_id="c1"),
+        message("user", "question 1", "q1"),
+    )
+    transcript = Transcript()
+    transcript.marks.add_chip("t1", MemoryChipEntry.of(saved("m1", "fact"), "a0"))
+    transcript.load("t1", history)
+    assert kinds(transcript) == ["q0", "a0", "call:c1", "chip:m1", "q1"]
+
+
+def test_a_divider_stands_before_the_first_message_after_the_summary_and_shows_it():
+    transcript = Transcript()
+    transcript.load("t1", tuple(turns(4)))
+    transcript.marks.add_chip("t1", MemoryChipEntry.of(saved("m1", "fact"), "a1"))
+    transcript.load("t1", tuple(turns(4)))
+    inserted: list[int] = []
+    transcript.inserted.connect(inserted.append)
+    transcript.add_summary("t1", summary(1, 4, "Chapters one and two."), "q2")
+    assert kinds(transcript) == [
+        *["q0", "a0", "q1", "a1", "chip:m1"],
+        *["divider:4", "q2", "a2", "q3", "a3"],
+    ]
+    assert inserted == [5]
+    divider = transcript.entries[5]
+    assert isinstance(divider, SummaryDividerEntry)
+    assert (
+        divider_text(divider, expanded=False) == "Earlier messages summarized (4 messages) — show"
+    )
+    assert divider_text(divider, expanded=True).endswith("\n\nChapters one and two.")
+    transcript.add_summary("t1", summary(1, 4), "q2")  # the same summary again: no second row
+    assert len(inserted) == 1
+
+
+def test_a_divider_for_messages_not_shown_yet_appears_with_their_page():
+    transcript = Transcript()
+    history = turns(10)
+    pairs = list(enumerate(history, start=1))
+    transcript.clear("t1")
+    transcript.show_page(pairs[10:], has_older=True, has_newer=False)
+    transcript.add_summary("t1", summary(1, 3), "a1")
+    transcript.add_summary("t1", summary(1, 10), "q5")
+    assert "divider:3" not in kinds(transcript)
+    assert kinds(transcript)[:2] == ["divider:10", "q5"]
+    transcript.prepend(pairs[:10], has_older=False)
+    names = kinds(transcript)
+    assert names.index("divider:3") == names.index("a1") - 1
+    assert names.count("divider:10") == 1
+    assert names.index("divider:10") == names.index("q5") - 1
+
+
+def test_a_compaction_in_the_shown_thread_asks_for_its_summaries_again():
+    transcript = Transcript()
+    transcript.load("t1", tuple(turns(1)))
+    stale: list[str] = []
+    transcript.summaries_stale.connect(stale.append)
+    assert transcript.marks.wants_summaries("t1")
+    assert not transcript.marks.wants_summaries("t1")
+    context = ContextEvent(
+        window=8000, budget=6000, used=100, tokenizer="estimate",
+        compaction=CompactionInfo(performed=True, reason="full", from_seq=1, to_seq=2),
+    )  # fmt: skip
+    transcript.apply(context)
+    assert stale == ["t1"]
+    assert transcript.marks.wants_summaries("t1")
+
+
+def test_revising_a_chip_updates_its_row():
+    transcript = Transcript()
+    transcript.load("t1", tuple(turns(1)))
+    transcript.apply(saved("m1", "A fact."))
+    updated: list[int] = []
+    transcript.updated.connect(updated.append)
+    chip = transcript.entries[-1]
+    assert isinstance(chip, MemoryChipEntry)
+    transcript.revise_chip(chip, "updated", memory("m1", "A fact.", tier="account"))
+    assert updated == [2]
+    assert chip_text(chip) == "Updated in account memory: A fact."
+
+
+def test_chips_of_messages_walked_back_to_from_a_jump_appear_with_their_page():
+    transcript = Transcript()
+    transcript.clear("t1")
+    pairs = list(enumerate(turns(6), start=1))
+    transcript.marks.add_chip("t1", MemoryChipEntry.of(saved("m1", "fact"), "a4"))
+    transcript.show_page(pairs[:4], has_older=False, has_newer=True)
+    inserted: list[int] = []
+    transcript.inserted.connect(inserted.append)
+    transcript.append_newer(pairs[4:], has_newer=False)
+    assert kinds(transcript) == [
+        *["q0", "a0", "q1", "a1", "q2", "a2", "q3", "a3"],
+        *["q4", "a4", "chip:m1", "q5", "a5"],
+    ]
+    assert inserted == [*range(4, 12), 10]  # the page's messages, then the chip between them
