@@ -38,6 +38,7 @@ from sidecar.protocol.history import (
     ThreadMessagesResult,
     ThreadSearchParams,
 )
+from sidecar.protocol.memory import CompactionParams, CompactionResult
 from sidecar.protocol.queue import QueueMode
 
 logger = logging.getLogger(__name__)
@@ -189,6 +190,17 @@ class SessionController:
         params = ThreadRenameParams(thread_id=thread_id, title=title)
         return self._sender.request("thread/rename", params).then(
             self.state.add_thread, self._report
+        )
+
+    def move_thread(self, thread_id: str, channel: str | None) -> PendingRequest:
+        """File the thread under `channel` (None: under none); the list follows the reply."""
+
+        def on_moved(result: CompactionResult) -> None:
+            self.state.threads.set_channel(thread_id, result.channel)
+
+        params = CompactionParams(thread_id=thread_id, channel=channel, set_channel=True)
+        return self._sender.request("thread/compaction", params).then(
+            on_moved, lambda error: self._report(error, "Moving the thread")
         )
 
     def delete_thread(self, thread_id: str) -> PendingRequest:

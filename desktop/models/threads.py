@@ -8,6 +8,11 @@ from desktop.models.emitter import Emitter
 from sidecar.protocol import ThreadInfo, ThreadStatus
 
 
+def channel_sort_key(name: str) -> tuple[str, str]:
+    """Channels sort by name, ignoring case (ties broken by the exact name)."""
+    return (name.casefold(), name)
+
+
 class ThreadsState:
     """All threads, newest first, as the sidecar last described them.
 
@@ -26,6 +31,14 @@ class ThreadsState:
 
     def __len__(self) -> int:
         return len(self._threads)
+
+    def at(self, row: int) -> ThreadInfo:
+        """The thread at `row` (newest first), without copying the list."""
+        return self._threads[row]
+
+    def channels(self) -> list[str]:
+        """The channels threads are filed under, sorted by name."""
+        return sorted({t.channel for t in self._threads if t.channel}, key=channel_sort_key)
 
     def row_of(self, thread_id: str) -> int | None:
         for row, thread in enumerate(self._threads):
@@ -56,6 +69,12 @@ class ThreadsState:
         if row is not None:
             del self._threads[row]
             self.reset.emit()
+
+    def set_channel(self, thread_id: str, channel: str | None) -> None:
+        """File the thread under `channel` (None: under none), as the sidecar confirmed."""
+        thread = self.get(thread_id)
+        if thread is not None and thread.channel != channel:
+            self.upsert(thread.model_copy(update={"channel": channel}))
 
     def set_status(self, thread_id: str, status: ThreadStatus) -> None:
         thread = self.get(thread_id)

@@ -215,6 +215,7 @@ class MainWindow(QMainWindow):
         self.thread_list.create_requested.connect(self._on_create_requested)
         self.thread_list.rename_requested.connect(controller.rename_thread)
         self.thread_list.delete_requested.connect(controller.delete_thread)
+        self.thread_list.move_requested.connect(controller.move_thread)
         self.composer.message_submitted.connect(controller.send_message)
         self.composer.interrupt_submitted.connect(
             lambda text: controller.send_message(text, "interrupt")

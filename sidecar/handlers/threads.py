@@ -26,6 +26,14 @@ from sidecar.protocol.history import (
     ThreadSearchResult,
 )
 from sidecar.runtime.wire import interrupt_info, message_info, thread_info
+from sidecar.store import ThreadRecord
+from sidecar.store.context import ContextRepo
+
+
+def _listed(svc: Services, record: ThreadRecord) -> ThreadInfo:
+    """The thread's wire model with its channel (one thread; `thread/list` reads all at once)."""
+    channel = ContextRepo(svc.store.conn).settings(record.id).channel
+    return thread_info(record).model_copy(update={"channel": channel})
 
 
 @registry.method("thread/create")
@@ -36,14 +44,20 @@ async def create(svc: Services, params: ThreadCreateParams) -> ThreadInfo:
 @registry.method("thread/list")
 async def list_threads(svc: Services, params: Empty) -> ThreadListResult:
     del params
-    return ThreadListResult(threads=tuple(thread_info(t) for t in svc.store.list_threads()))
+    channels = ContextRepo(svc.store.conn).channels()
+    return ThreadListResult(
+        threads=tuple(
+            thread_info(t).model_copy(update={"channel": channels.get(t.id)})
+            for t in svc.store.list_threads()
+        )
+    )
 
 
 @registry.method("thread/get")
 async def get(svc: Services, params: ThreadGetParams) -> ThreadGetResult:
     with typed_errors():
         record = svc.store.get_thread(params.thread_id)
-    thread = thread_info(record)
+    thread = _listed(svc, record)
     messages = svc.store.recent_messages(params.thread_id, params.limit)
     interrupts = svc.store.pending_interrupts(params.thread_id)
     return ThreadGetResult(
@@ -58,7 +72,8 @@ async def get(svc: Services, params: ThreadGetParams) -> ThreadGetResult:
 @registry.method("thread/rename")
 async def rename(svc: Services, params: ThreadRenameParams) -> ThreadInfo:
     with typed_errors():
-        return thread_info(svc.store.rename_thread(params.thread_id, params.title.strip()))
+        record = svc.store.rename_thread(params.thread_id, params.title.strip())
+    return _listed(svc, record)
 
 
 @registry.method("thread/delete")

@@ -15,11 +15,15 @@ ThreadStatus: TypeAlias = Literal["idle", "running", "interrupted", "failed", "c
 
 
 class ThreadInfo(WireModel):
+    """A thread as the thread list shows it; `channel` names the group of threads it is filed
+    under (None: none; set through `thread/compaction`)."""
+
     id: str
     title: str
     status: ThreadStatus
     created_at: float
     updated_at: float
+    channel: str | None = None
 
 
 class ToolCallInfo(WireModel):

@@ -10,12 +10,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
 from desktop.app import DesktopApp, build_desktop
+from desktop.models.thread_list_model import THREAD_ID_ROLE
 from desktop.views.approval_dialog import ApprovalDialog
-from sidecar.protocol import RunEventParams
+from desktop.views.main_window import MainWindow
+from sidecar.protocol import RunEventParams, ThreadListResult
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
@@ -73,7 +77,7 @@ def test_an_author_approves_a_write_sees_the_answer_stream_and_gets_it_back_afte
     window.composer.editor.setPlainText("Write the first chapter")
     with qtbot.waitSignal(window.interrupt_dialog_opened, timeout=60_000) as opened:
         qtbot.keyClick(window.composer.editor, Qt.Key.Key_Return)
-    dialog = opened.args[0]
+    dialog = (opened.args or [])[0]
     assert isinstance(dialog, ApprovalDialog)
     assert "+It began." in dialog.diff_view.toPlainText()
 
@@ -91,3 +95,58 @@ def test_an_author_approves_a_write_sees_the_answer_stream_and_gets_it_back_afte
     window.thread_list.select_row(0)
     qtbot.waitUntil(lambda: ANSWER in window.transcript.plain_text(), timeout=10_000)
     assert "Write the first chapter" in window.transcript.plain_text()
+
+
+def _move_menu_action(window: MainWindow, thread_id: str, text: str) -> QAction:
+    thread_list = window.thread_list
+    thread_list.select_thread(thread_id)
+    index = thread_list.model.index_of(thread_id)
+    assert index is not None
+    thread_list.view.customContextMenuRequested.emit(thread_list.view.visualRect(index).center())
+    menu = thread_list.context_menu
+    assert menu is not None
+    move = menu.actions()[0].menu()
+    assert isinstance(move, QMenu)
+    return next(a for a in move.actions() if a.text() == text)
+
+
+def test_threads_moved_into_a_channel_come_back_from_the_sidecar_as_a_folder(
+    qtbot: QtBot, app: DesktopApp
+):
+    window = app.window
+    model = window.thread_list.model
+    for title in ("Chapter 1", "Chapter 2", "Loose notes"):
+        window.controller.create_thread(title)
+        qtbot.waitUntil(lambda t=title: any(x.title == t for x in window.state.threads.threads))
+    ids = {t.title: t.id for t in window.state.threads.threads}
+
+    _move_menu_action(window, ids["Chapter 1"], "New channel…").trigger()
+    dialog = window.thread_list.channel_dialog
+    assert dialog is not None
+    dialog.setTextValue("Writing")
+    dialog.accept()
+    qtbot.waitUntil(lambda: model.channels() == ["Writing"], timeout=10_000)
+    _move_menu_action(window, ids["Chapter 2"], "Writing").trigger()
+    qtbot.waitUntil(
+        lambda: model.rowCount(model.folder_index("Writing") or QModelIndex()) == 2,
+        timeout=10_000,
+    )
+
+    listed: list[ThreadListResult] = []
+    app.client.request("thread/list").then(listed.append)
+    qtbot.waitUntil(lambda: bool(listed), timeout=10_000)
+    assert {t.title: t.channel for t in listed[0].threads} == {
+        "Chapter 1": "Writing",
+        "Chapter 2": "Writing",
+        "Loose notes": None,
+    }
+    refreshed = window.controller.refresh()
+    qtbot.waitUntil(lambda: refreshed.done, timeout=10_000)
+    assert model.channels() == ["Writing"]
+    assert model.rowCount() == 2  # the folder, then the loose thread
+    assert window.thread_list.view.currentIndex().data(THREAD_ID_ROLE) == ids["Chapter 2"]
+
+    for title in ("Chapter 1", "Chapter 2"):
+        _move_menu_action(window, ids[title], "No channel").trigger()
+    qtbot.waitUntil(lambda: model.channels() == [], timeout=10_000)
+    assert model.rowCount() == 3

@@ -1,0 +1,113 @@
+"""`thread/list`, `thread/get` and `thread/rename` report the channel a thread is filed under."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from sidecar.handlers.services import Services
+from sidecar.handlers.table import load_all
+from sidecar.protocol import (
+    Empty,
+    ThreadCreateParams,
+    ThreadGetParams,
+    ThreadGetResult,
+    ThreadInfo,
+    ThreadListResult,
+    ThreadRenameParams,
+    WireModel,
+)
+from sidecar.store.context import ContextRepo
+from tests.sidecar.rpc.peer import build_services
+
+pytestmark = pytest.mark.anyio
+
+R = TypeVar("R", bound=WireModel)
+
+
+async def call(svc: Services, method: str, params: WireModel, result: type[R]) -> R:
+    """Call the handler registered for `method`, as the RPC server would."""
+    reply = await load_all().bind(svc)[method].handler(params)
+    assert isinstance(reply, result)
+    return reply
+
+
+@pytest.fixture
+def svc(tmp_path: Path) -> Iterator[Services]:
+    services = build_services(tmp_path)
+    yield services
+    services.store.db.close()
+
+
+async def test_the_thread_list_reports_each_threads_channel(svc: Services) -> None:
+    novel = svc.store.create_thread("Novel draft")
+    notes = svc.store.create_thread("Notes")
+    loose = svc.store.create_thread("Loose")
+    contexts = ContextRepo(svc.store.conn)
+    contexts.set_channel(novel.id, "Writing")
+    contexts.set_channel(notes.id, "Research")
+
+    listed = await call(svc, "thread/list", Empty(), ThreadListResult)
+
+    assert {t.id: t.channel for t in listed.threads} == {
+        novel.id: "Writing",
+        notes.id: "Research",
+        loose.id: None,
+    }
+
+
+async def test_a_thread_taken_out_of_its_channel_is_listed_without_one(svc: Services) -> None:
+    thread = svc.store.create_thread("Chapter")
+    contexts = ContextRepo(svc.store.conn)
+    contexts.set_channel(thread.id, "Writing")
+    contexts.set_channel(thread.id, None)
+
+    listed = await call(svc, "thread/list", Empty(), ThreadListResult)
+
+    assert [t.channel for t in listed.threads] == [None]
+
+
+async def test_listing_reads_the_channels_in_one_query_however_many_threads(
+    svc: Services,
+) -> None:
+    contexts = ContextRepo(svc.store.conn)
+    for n in range(300):
+        thread = svc.store.create_thread(f"Thread {n}")
+        contexts.set_channel(thread.id, f"Channel {n % 30:02d}")
+    statements: list[str] = []
+    svc.store.conn.set_trace_callback(statements.append)
+    try:
+        listed = await call(svc, "thread/list", Empty(), ThreadListResult)
+    finally:
+        svc.store.conn.set_trace_callback(None)
+
+    assert len(listed.threads) == 300
+    assert {t.channel for t in listed.threads} == {f"Channel {n:02d}" for n in range(30)}
+    assert len([s for s in statements if "thread_context" in s]) == 1
+
+
+async def test_get_and_rename_keep_the_channel_so_the_list_does_not_drop_it(
+    svc: Services,
+) -> None:
+    thread = svc.store.create_thread("Chapter")
+    ContextRepo(svc.store.conn).set_channel(thread.id, "Writing")
+
+    got = await call(svc, "thread/get", ThreadGetParams(thread_id=thread.id), ThreadGetResult)
+    renamed = await call(
+        svc, "thread/rename", ThreadRenameParams(thread_id=thread.id, title="Prologue"), ThreadInfo
+    )
+    created = await call(svc, "thread/create", ThreadCreateParams(title="Fresh"), ThreadInfo)
+
+    assert got.thread.channel == "Writing"
+    assert (renamed.title, renamed.channel) == ("Prologue", "Writing")
+    assert created.channel is None
+
+
+def test_a_thread_summary_without_a_channel_still_parses() -> None:
+    """Frames from an older sidecar carry no `channel`: the desktop reads them as unfiled."""
+    old = {"id": "t1", "title": "T", "status": "idle", "created_at": 1.0, "updated_at": 2.0}
+    assert ThreadInfo.model_validate(old).channel is None
+    assert "channel" not in ThreadInfo.model_validate(old).model_dump(exclude_none=True)
