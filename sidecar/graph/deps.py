@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +52,6 @@ class GraphDeps:
     memory: MemoryDeps | None = None
     # The author's messages queued in steer mode for this thread's running turn, delivered
     # (written to the conversation) as they are taken; the planner reads them before each step.
-    steering: Callable[[str], list[str]] | None = None
+    steering: Callable[[str, str | None, Collection[str]], list[tuple[str, str]]] | None = None
     # A slot of a runtime lane by name (`subagent` for the tasks a turn hands off).
     lane: Callable[[str], AbstractAsyncContextManager[None]] | None = None

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from sidecar.protocol.queue import MAX_QUEUED_PER_THREAD, QueuedMessageInfo
@@ -165,15 +165,21 @@ class QueueDesk:
         ).fetchone()
         return str(row[0]) if row is not None else None
 
-    def take_steering(self, thread_id: str) -> list[str]:
-        """The steer messages queued for the running turn, delivered to it now: written to the
-        conversation and marked delivered in one transaction. The graph calls this before each
-        planner step of the author's thread."""
+    def take_steering(
+        self, thread_id: str, turn_id: str | None = None, seen: Collection[str] = ()
+    ) -> list[tuple[str, str]]:
+        """The steer messages for the running turn, as (id, text): those queued, delivered to it
+        now (written to the conversation and marked delivered in one transaction), after those
+        this turn was given before but whose ids are not in `seen` (what the turn's state holds):
+        a crash between the delivery and the planner step's checkpoint lost them from the
+        state, and `run/retry` must not lose them from the turn. The graph calls this before
+        each planner step of the author's thread."""
         run_id = self._runs.current_run(thread_id)
         if run_id is None:
             return []
+        again = self._undelivered_to_state(thread_id, turn_id, seen) if turn_id else []
         steer = [r for r in self._repo.queued(thread_id) if r.mode == "steer"]
-        if not steer:
+        if not steer and not again:
             return []
         with self._store.transaction():
             for record in steer:
@@ -181,8 +187,31 @@ class QueueDesk:
                     thread_id, "user", record.text, message_id=f"queued:{record.id}"
                 )
             self._repo.mark_delivered([r.id for r in steer], run_id)
+            # Answered when this run completes, like the ones it took itself.
+            self._repo.redeliver([r.id for r in again], run_id)
         self._announce([r.id for r in steer])
-        return [r.text for r in steer]
+        return [(r.id, r.text) for r in [*again, *steer]]
+
+    def _undelivered_to_state(
+        self, thread_id: str, turn_id: str, seen: Collection[str]
+    ) -> list[QueuedRecord]:
+        """Steer messages delivered to this turn (after its first message in the conversation)
+        and not yet answered, that the turn's state does not hold."""
+        first = self._store.conn.execute(
+            "SELECT seq FROM messages WHERE id = ?", (f"{turn_id}:user",)
+        ).fetchone()
+        if first is None:
+            return []
+        found: list[QueuedRecord] = []
+        for record in self._repo.open_messages(thread_id):
+            if record.status != "delivered" or record.mode != "steer" or record.id in seen:
+                continue
+            row = self._store.conn.execute(
+                "SELECT seq FROM messages WHERE id = ?", (f"queued:{record.id}",)
+            ).fetchone()
+            if row is not None and row[0] > first[0]:
+                found.append(record)
+        return found
 
     def edit(self, thread_id: str, message_id: str, text: str) -> QueuedMessageInfo:
         """Raises:

@@ -125,6 +125,14 @@ class QueueRepo:
             moved += cur.rowcount
         return moved
 
+    def redeliver(self, message_ids: list[str], run_id: str) -> None:
+        """Delivered messages handed to another run of the same turn (a retry after a crash)."""
+        for message_id in message_ids:
+            self.conn.execute(
+                "UPDATE queued_messages SET run_id = ? WHERE id = ? AND status = 'delivered'",
+                (run_id, message_id),
+            )
+
     def mark_answered(self, run_id: str) -> list[str]:
         """Every message delivered to `run_id` is answered now; returns their ids."""
         rows = self.conn.execute(

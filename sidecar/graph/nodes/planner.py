@@ -118,10 +118,13 @@ def make_planner(deps: GraphDeps):
 
 
 def _steering(deps: GraphDeps, state: TurnState) -> list[dict[str, Any]]:
-    """The author's steer messages sent since the last step (the author's own turn only)."""
+    """The author's steer messages sent since the last step (the author's own turn only), each
+    marked with its queue id so a retried step knows which ones the turn already holds."""
     if deps.steering is None or state.get("agent"):
         return []
-    return [{"role": "user", "content": text} for text in deps.steering(state["thread_id"])]
+    seen = {e["queued_id"] for e in state.get("scratch", []) if "queued_id" in e}
+    taken = deps.steering(state["thread_id"], state.get("turn_id"), seen)
+    return [{"role": "user", "content": text, "queued_id": qid} for qid, text in taken]
 
 
 def _model_for(deps: GraphDeps, state: TurnState) -> Planner | None:

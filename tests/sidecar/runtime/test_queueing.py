@@ -16,6 +16,7 @@ import pytest
 from sidecar.graph.builder import build_graph
 from sidecar.graph.deps import GraphDeps
 from sidecar.host.host import ServerSpec, ToolHost
+from sidecar.llm.types import PlannerError
 from sidecar.protocol.queue import MAX_QUEUED_PER_THREAD, QueuedMessageInfo
 from sidecar.runtime.checkpoints import open_checkpointer
 from sidecar.runtime.queueing import (
@@ -73,7 +74,7 @@ async def qrig(tmp_path: Path) -> AsyncIterator[QueueRig]:
             host,
             lambda: planner,
             lambda: "configure a model",
-            steering=lambda tid: holder[0].desk.take_steering(tid),  # noqa: PLW0108 - late bound
+            steering=lambda tid, turn, seen: holder[0].desk.take_steering(tid, turn, seen),  # noqa: PLW0108 - late bound
         )
         graph: Any = build_graph(deps)
         return graph.compile(checkpointer=saver), saver
@@ -266,3 +267,54 @@ async def test_an_unknown_mode_is_refused_and_nothing_is_queued(qrig: QueueRig):
     with pytest.raises(ValueError, match="unknown mode 'shout'; modes are steer, collect"):
         await qrig.desk.submit(thread.id, "hi", "shout")
     assert qrig.desk.repo.count_queued(thread.id) == 0 and qrig.started == []
+
+
+async def test_a_steer_taken_by_a_step_that_failed_reaches_the_retried_step_once(qrig: QueueRig):
+    """The step that took the steer message failed before its checkpoint (as a crash would
+    leave it): the message is in the conversation and delivered, but not in the turn's state.
+    `run/retry` gives it to the retried step, once, and answers it when the turn completes."""
+    thread = qrig.rig.store.create_thread("t")
+    gate = Gate()
+    qrig.rig.planner.script += [
+        gate,
+        call("c1", "workspace__read", path="notes.md"),
+        PlannerError("unreachable", "the model went away"),
+        answer("The river is wide; the tide is high."),
+    ]
+    run_id, _ = await qrig.desk.submit(thread.id, "what do my notes say?")
+    await gate.entered.wait()
+    _, queued_id = await qrig.desk.submit(thread.id, "also mention the tide", "steer")
+    gate.release.set()
+    events = await qrig.rig.finish(run_id)
+    assert events[-1].event.type == "run_failed"
+    assert qrig.statuses(queued_id or "")[-1] == "delivered"
+
+    retried = await qrig.rig.runs.retry(thread.id)
+    await qrig.rig.finish(retried)
+    await qrig.settle(thread.id)
+
+    retried_step = qrig.rig.planner.seen[-1]
+    assert _texts(retried_step).count("also mention the tide") == 1
+    assert qrig.statuses(queued_id or "")[-1] == "answered"
+    contents = [m.content for m in qrig.rig.store.recent_messages(thread.id, 20)]
+    assert contents.count("also mention the tide") == 1
+    assert contents[-1] == "The river is wide; the tide is high."
+
+
+async def test_a_steer_left_by_a_cancelled_turn_is_not_given_to_the_next_turn_again(
+    qrig: QueueRig,
+):
+    thread = qrig.rig.store.create_thread("t")
+    gate, second = Gate(), Gate()
+    qrig.rig.planner.script += [gate, call("c1", "workspace__read", path="notes.md"), second]
+    await qrig.desk.submit(thread.id, "first")
+    await gate.entered.wait()
+    _, queued_id = await qrig.desk.submit(thread.id, "steer me", "steer")
+    gate.release.set()
+    await second.entered.wait()  # the step after the tool took the steer message
+    await qrig.rig.runs.cancel(thread.id)
+    assert qrig.statuses(queued_id or "")[-1] == "delivered"
+    qrig.rig.planner.script.append(answer("fresh"))
+    await qrig.rig.finish(await qrig.rig.runs.start(thread.id, "a new question"))
+    # The new turn reads it once, from the conversation, not again as a steer.
+    assert _texts(qrig.rig.planner.seen[-1]).count("steer me") == 1
