@@ -3,7 +3,8 @@
 `/tools` lists tools; `/call <server>__<tool> {json args}` runs one through the tool node with
 the same permission checks as a model's call; `/delegate` and `/plan` dispatch subagents;
 `/routine <name> key=value ...` runs a saved routine (no planning call); `/skill new <name>`
-has the Skill Composer draft a skill from the conversation or a plan.
+has the Skill Composer draft a skill from the conversation or a plan; `/compact` summarizes the
+thread's older messages now (the context node does it; the answer says what happened).
 """
 
 from __future__ import annotations
@@ -63,36 +64,66 @@ class SkillCommand:
     target: Target = "workspace"
 
 
-Command = ToolsCommand | CallCommand | DelegateCommand | PlanCommand | RoutineCommand | SkillCommand
+@dataclass(frozen=True, slots=True)
+class CompactCommand:
+    """`/compact`: summarize the messages older than the recent ones now."""
+
+
+Command = (
+    ToolsCommand
+    | CallCommand
+    | DelegateCommand
+    | PlanCommand
+    | RoutineCommand
+    | SkillCommand
+    | CompactCommand
+)
 
 USAGE = (
     "Commands: /tools, /call <server>__<tool> {json arguments}, "
     '/delegate <profile> <task> (or /delegate {"tasks": [...]}), '
-    '/plan {"goal": ..., "tasks": [...]}, /routine <name> key=value ...'
+    '/plan {"goal": ..., "tasks": [...]}, /routine <name> key=value ..., /compact'
 )
+
+
+def _call(rest: str) -> CallCommand:
+    name, _, raw_args = rest.strip().partition(" ")
+    if not name:
+        raise CommandError(f"/call needs a tool name. {USAGE}")
+    try:
+        args: object = json.loads(raw_args) if raw_args.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"arguments are not valid JSON ({exc.msg}). {USAGE}") from exc
+    if not isinstance(args, dict):
+        raise CommandError(f"arguments must be a JSON object. {USAGE}")
+    return CallCommand(name=name, arguments=cast(dict[str, Any], args))
+
+
+_BARE: dict[str, type[ToolsCommand | CompactCommand]] = {
+    "/tools": ToolsCommand,
+    "/compact": CompactCommand,
+}
+"""Commands that take no arguments."""
 
 
 def is_command(text: str) -> bool:
     return text.lstrip().startswith("/")
 
 
+def is_compact(text: str) -> bool:
+    return text.strip() == "/compact"
+
+
 def parse_command(text: str) -> Command:
     """Raises:
     CommandError: unknown command or bad arguments."""
     head, _, rest = text.strip().partition(" ")
-    if head == "/tools":
-        return ToolsCommand()
+    if head in _BARE:
+        if rest.strip():
+            raise CommandError(f"{head} takes no arguments. {USAGE}")
+        return _BARE[head]()
     if head == "/call":
-        name, _, raw_args = rest.strip().partition(" ")
-        if not name:
-            raise CommandError(f"/call needs a tool name. {USAGE}")
-        try:
-            args: object = json.loads(raw_args) if raw_args.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"arguments are not valid JSON ({exc.msg}). {USAGE}") from exc
-        if not isinstance(args, dict):
-            raise CommandError(f"arguments must be a JSON object. {USAGE}")
-        return CallCommand(name=name, arguments=cast(dict[str, Any], args))
+        return _call(rest)
     if head == "/delegate":
         if rest.strip().startswith("{"):
             return DelegateCommand(profile="", task="", raw=rest.strip())

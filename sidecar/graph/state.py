@@ -67,6 +67,8 @@ class TurnState(_TurnKeys, total=False):
     # model usage (planner steps and compaction), summed.
     memory_writes: Annotated[list[dict[str, Any]], append_or_reset]
     usage: Annotated[dict[str, int], add_usage]
+    # What the context node did for a direct command that asked it (`/compact`), in a line.
+    notice: Annotated[str | None, last_value]
 
 
 class SubagentInput(TypedDict):

@@ -189,8 +189,11 @@ def _write(root: Path, relative: str, text: str) -> None:
 async def compaction(svc: Services, params: CompactionParams) -> CompactionResult:
     mem, _ = await _scope(svc, params.thread_id)
     contexts = mem.contexts
-    if params.mode is not None or params.compact_now is not None:
-        contexts.set_compaction(params.thread_id, mode=params.mode, compact_next=params.compact_now)
+    if params.mode is not None:
+        contexts.set_compaction(params.thread_id, mode=params.mode)
+    if params.compact_now:
+        # A `/compact` turn: at once on an idle thread, right after the running turn otherwise.
+        await svc.queue.submit(params.thread_id, "/compact", "followup")
     if params.set_channel:
         contexts.set_channel(params.thread_id, (params.channel or "").strip() or None)
     current = contexts.settings(params.thread_id)

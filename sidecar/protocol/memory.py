@@ -161,8 +161,9 @@ class SummaryInfo(WireModel):
 
 
 class CompactionParams(WireModel):
-    """`mode` turns automatic compaction on or off for the thread; `compact_now` compacts at
-    the start of the thread's next turn, whatever the budget."""
+    """`mode` turns automatic compaction on or off for the thread; `compact_now` runs a
+    `/compact` turn (at once on an idle thread, right after the running turn otherwise, as a
+    queued `followup`), whatever the budget; its answer says what was summarized."""
 
     thread_id: str
     mode: Literal["auto", "off"] | None = None

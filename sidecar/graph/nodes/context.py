@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_servers.memory import Memory, Scope
+from sidecar.graph.commands import is_compact
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.emit import emit
 from sidecar.graph.memory.assemble import Assembly, assemble
@@ -56,10 +57,14 @@ def make_context(deps: GraphDeps):
             "pending": [],
             "answer": None,
             "memory_writes": RESET,
+            "notice": None,
         }
+        if state.get("direct") and is_compact(state.get("text") or ""):
+            _, usage, notice = await _assembled(deps, state, compact=True)
+            return {**reset, "context": [], "usage": {"__reset__": 1, **usage}, "notice": notice}
         if state.get("direct"):
             return {**reset, "context": [], "usage": {"__reset__": 1}}
-        turns, usage = await _assembled(deps, state)
+        turns, usage, _ = await _assembled(deps, state)
         note = _open_plan_note(deps, state["thread_id"])
         return {
             **reset,
@@ -71,8 +76,10 @@ def make_context(deps: GraphDeps):
 
 
 async def _assembled(
-    deps: GraphDeps, state: TurnState
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    deps: GraphDeps, state: TurnState, *, compact: bool = False
+) -> tuple[list[dict[str, Any]], dict[str, int], str]:
+    """The context's turns, the compaction's model usage, and what compaction did in a line
+    (`compact`: compact now, whatever the budget says)."""
     mem = memory_of(deps)
     thread_id = state["thread_id"]
     is_agent = bool(state.get("agent"))
@@ -100,9 +107,9 @@ async def _assembled(
     assembly = build()
     outcome: CompactionOutcome | None = None
     why_not: str | None = None
-    wanted = assembly.compaction is not None or settings.compact_next
+    wanted = assembly.compaction is not None or settings.compact_next or compact
     if wanted and not is_agent:
-        why_not = _why_not_compact(planner, settings.compaction)
+        why_not = _why_not_compact(planner, "on" if compact else settings.compaction)
         if why_not is None and planner is not None:
             outcome = await _compact(
                 deps,
@@ -128,7 +135,25 @@ async def _assembled(
         allows=profile.allows_skill if profile is not None else None,
     )
     _report(assembly, budget, counter=counter, model=model, outcome=outcome, why_not=why_not)
-    return assembly.turns, dict(outcome.usage) if outcome else {}
+    notice = _notice(outcome, why_not)
+    return assembly.turns, dict(outcome.usage) if outcome else {}, notice
+
+
+def _notice(outcome: CompactionOutcome | None, why_not: str | None) -> str:
+    """What compaction did, for the author (the answer of `/compact`)."""
+    if outcome is not None and outcome.summary is not None:
+        summary = outcome.summary
+        saved = len(outcome.saved)
+        memories = f"; {saved} memor{'y' if saved == 1 else 'ies'} saved first" if saved else ""
+        return (
+            f"Summarized {summary.messages} earlier messages (#{summary.from_seq} to "
+            f"#{summary.to_seq}){memories}. They stay in the thread and in search."
+        )
+    if outcome is not None:
+        return f"Nothing was summarized: {outcome.error}."
+    if why_not is not None:
+        return f"Nothing was summarized: {why_not}."
+    return "Nothing was summarized."
 
 
 def _why_not_compact(planner: Planner | None, mode: str) -> str | None:

@@ -17,6 +17,7 @@ from sidecar.coord.skill_draft import DraftError, Job
 from sidecar.graph.commands import (
     CallCommand,
     CommandError,
+    CompactCommand,
     DelegateCommand,
     PlanCommand,
     RoutineCommand,
@@ -191,6 +192,8 @@ def _direct(state: TurnState, deps: GraphDeps) -> dict[str, Any]:
         return _answer(str(exc))
     if isinstance(command, ToolsCommand):
         return _answer(_format_tools(deps))
+    if isinstance(command, CompactCommand):
+        return _answer(state.get("notice") or "Nothing was summarized.")
     if isinstance(command, DelegateCommand | PlanCommand):
         return _direct_dispatch(command)
     if isinstance(command, RoutineCommand):

@@ -7,8 +7,10 @@ import pytest
 from sidecar.graph.commands import (
     CallCommand,
     CommandError,
+    CompactCommand,
     ToolsCommand,
     is_command,
+    is_compact,
     parse_command,
 )
 
@@ -23,7 +25,15 @@ def test_tools_and_call_commands_parse():
 
 @pytest.mark.parametrize(
     "text",
-    ["/nope", "/call", '/call x__y {"a": ', "/call x__y [1, 2]", '/call x__y "text"'],
+    [
+        "/nope",
+        "/call",
+        '/call x__y {"a": ',
+        "/call x__y [1, 2]",
+        '/call x__y "text"',
+        "/compact everything",
+        "/tools please",
+    ],
 )
 def test_malformed_commands_raise_a_command_error(text: str):
     with pytest.raises(CommandError):
@@ -32,3 +42,8 @@ def test_malformed_commands_raise_a_command_error(text: str):
 
 def test_only_text_starting_with_a_slash_is_a_command():
     assert is_command("  /tools") and not is_command("tools please")
+
+
+def test_compact_parses_and_is_known_before_the_graph_runs():
+    assert parse_command(" /compact ") == CompactCommand()
+    assert is_compact("/compact") and not is_compact("/compact now") and not is_compact("/tools")
