@@ -361,6 +361,11 @@ class ScheduleBook:
         ).fetchall()
         return [_schedule(r) for r in rows]
 
+    def data_version(self) -> int:
+        """SQLite's `data_version`: it changes when another connection (another process, e.g. a
+        standalone schedule server on this file) commits, never for this connection's own."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
     def next_wake(self) -> float | None:
         row = self.conn.execute(
             "SELECT MIN(next_fire_at) FROM schedules WHERE enabled = 1"

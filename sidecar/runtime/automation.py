@@ -61,6 +61,7 @@ class Automation:
         self.scheduler.recover()
         self._tasks = [
             asyncio.ensure_future(self.scheduler.run_forever()),
+            asyncio.ensure_future(self.scheduler.watch_other_writers()),
             asyncio.ensure_future(self.heartbeat.run_forever()),
         ]
 

@@ -8,7 +8,9 @@ machine slept), applies its missed-run policy: `run_once` runs once for all the 
 `skip` records one skipped fire with the reason. At start-up a fire that was claimed but never
 started is started (it never ran); one that was running when the sidecar died is recorded
 failed, not run again. Between passes the scheduler sleeps until the next fire time (at most
-POLL_S, so schedules edited by a standalone server are seen) or until poked.
+POLL_S) or until poked. `watch_other_writers` pokes it within WATCH_S of another process
+committing to the file (a standalone schedule server editing schedules): one `PRAGMA
+data_version` a second, which the sidecar's own writes do not change.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ log = logging.getLogger(__name__)
 
 GRACE_S = 60.0
 POLL_S = 30.0
+WATCH_S = 1.0
 STOPPED = "Atrium stopped while this run was going; it was not run again."
 
 StartRun = Callable[[Schedule, Fire], Awaitable[tuple[str | None, str | None]]]
@@ -46,6 +49,20 @@ class Scheduler:
     def poke(self) -> None:
         """Something changed: look again now."""
         self._wake.set()
+
+    async def watch_other_writers(self, every_s: float = WATCH_S) -> None:
+        """Poke the scheduler whenever another connection has committed to the database."""
+        last = self.book.data_version()
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                now = self.book.data_version()
+            except Exception:  # a closed or busy database: look again next time
+                log.debug("reading data_version failed", exc_info=True)
+                continue
+            if now != last:
+                last = now
+                self.poke()
 
     def recover(self) -> None:
         """After a start: runs that a dead sidecar left going are recorded failed."""

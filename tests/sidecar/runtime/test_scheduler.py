@@ -52,6 +52,18 @@ def _rig(path: Path, start: float) -> tuple[ScheduleBook, Scheduler, ManualClock
     return book, scheduler, clock, starts
 
 
+class SleepingClock(ManualClock):
+    """A manual clock that says when the scheduler has gone to sleep on it."""
+
+    def __init__(self, start: float) -> None:
+        super().__init__(start)
+        self.sleeping = asyncio.Event()
+
+    async def sleep(self, seconds: float, wake: asyncio.Event) -> None:
+        self.sleeping.set()
+        await super().sleep(seconds, wake)
+
+
 def _at(zone: str, *parts: int) -> float:
     return datetime(*parts, tzinfo=ZoneInfo(zone)).timestamp()  # type: ignore[misc]
 
@@ -206,3 +218,42 @@ async def test_a_fire_on_a_busy_thread_is_recorded_as_queued_behind_its_turn(tmp
     assert fire.reason == "queued behind the thread's running turn"
     scheduler.recover()  # a restart does not call a queued fire failed: its message waits
     assert book.history(schedule.id)[0].status == "queued"
+
+
+async def test_a_schedule_another_process_creates_fires_without_waiting_for_the_poll(
+    tmp_path: Path,
+):
+    path = tmp_path / "a.db"
+    start = _at("UTC", 2026, 6, 1, 0, 0)
+    clock = SleepingClock(start)
+    book = ScheduleBook(_connect(path), default_timezone="UTC", now=clock.now)
+    starts = Starts()
+    scheduler = Scheduler(book, starts, clock)
+    book.create(kind="once", spec="2026-06-02T00:00:00Z", prompt="tomorrow")
+    # A standalone schedule server on the same file: its own connection and no poke.
+    standalone = ScheduleBook(_connect(path), default_timezone="UTC", now=clock.now)
+    watcher = asyncio.ensure_future(scheduler.watch_other_writers(every_s=0.01))
+    loop = asyncio.ensure_future(scheduler.run_forever())
+    try:
+        async with asyncio.timeout(10):
+            await clock.sleeping.wait()  # asleep until tomorrow's fire or POLL_S
+        standalone.create(kind="once", spec="2026-06-01T00:00:20Z", prompt="from outside")
+        # The loop sleeps until tomorrow's fire or POLL_S (30 s of this clock) unless poked: at
+        # 20 s only a scheduler that saw the new schedule fires it.
+        clock.advance_to(start + 20)
+        async with asyncio.timeout(10):
+            await starts.started.wait()
+        assert [f.schedule_id for f in starts.fires] == [
+            s.id for s in book.list() if s.prompt == "from outside"
+        ]
+    finally:
+        watcher.cancel()
+        loop.cancel()
+
+
+async def test_the_sidecar_s_own_writes_do_not_wake_the_watcher(tmp_path: Path):
+    book, _scheduler, _clock, _starts = _rig(tmp_path / "a.db", _at("UTC", 2026, 6, 1, 0, 0))
+    before = book.data_version()
+    for n in range(200):  # a day of the agent's own schedule edits
+        book.create(kind="interval", spec="1h", prompt=f"p{n}")
+    assert book.data_version() == before
