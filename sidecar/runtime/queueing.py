@@ -144,7 +144,7 @@ class QueueDesk:
                     f"{backlog} messages are already queued on this thread (the most is "
                     f"{MAX_QUEUED_PER_THREAD}); wait for the turn to take them or withdraw some"
                 )
-            record = self._repo.enqueue(thread_id, mode, text)
+            record = self._repo.enqueue(thread_id, mode, text, lane)
             self._notify(queued_info(record))
             if mode == "interrupt" and running is not None:
                 self._held.add(thread_id)
@@ -153,7 +153,7 @@ class QueueDesk:
                 finally:
                     self._held.discard(thread_id)
             if mode == "interrupt" or (running is None and not waiting):
-                started = await self._deliver_next(thread_id, lane)
+                started = await self._deliver_next(thread_id)
                 if started is not None:
                     return started, record.id
             return running or self._last_run(thread_id) or "", record.id
@@ -262,17 +262,20 @@ class QueueDesk:
             async with self._locks[thread_id]:
                 if not self._store.has_thread(thread_id) or self.waiting_on_author(thread_id):
                     return
-                await self._deliver_next(thread_id, "main")
+                await self._deliver_next(thread_id)
         except Exception:  # the messages stay queued: the next run end or restart retries
             log.exception("delivering the queue of thread %s failed", thread_id)
 
-    async def _deliver_next(self, thread_id: str, lane: str) -> str | None:
-        """Start the next turn from the queue (caller holds the thread's lock)."""
+    async def _deliver_next(self, thread_id: str) -> str | None:
+        """Start the next turn from the queue (caller holds the thread's lock), in the lane its
+        messages were queued for: `cron` when all of them came from schedules, `main` as soon as
+        one is the author's."""
         if self._runs.is_busy(thread_id):
             return None
         batch = next_batch(self._repo.queued(thread_id))
         if not batch:
             return None
+        lane = "main" if any(r.lane == "main" for r in batch) else batch[0].lane
         ids = [r.id for r in batch]
         text = "\n\n".join(r.text for r in batch)
 

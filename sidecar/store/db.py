@@ -16,7 +16,7 @@ from sidecar.store.plans import PLAN_SCHEMA
 from sidecar.store.queue import QUEUE_SCHEMA
 from sidecar.store.uncertain import UNCERTAIN_SCHEMA
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -208,9 +208,24 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE tasks ADD COLUMN optional INTEGER NOT NULL DEFAULT 0")
 
 
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    """Queued messages remember their lane (a schedule's prompt queued behind a busy thread
+    still runs in the cron lane)."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "queued_messages" not in tables:
+        return
+    existing = {row[1] for row in conn.execute("PRAGMA table_info(queued_messages)")}
+    if "lane" not in existing:
+        conn.execute("ALTER TABLE queued_messages ADD COLUMN lane TEXT NOT NULL DEFAULT 'main'")
+
+
 # Step `v` brings a database from version v to v + 1. Tables that are new in a version need no
 # step (the schema creates what is missing); a step changes what already exists.
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+}
 
 
 def _migrate(conn: sqlite3.Connection, found: int | None) -> None:

@@ -24,7 +24,8 @@ CREATE TABLE IF NOT EXISTS queued_messages (
     run_id TEXT,
     created_at REAL NOT NULL,
     delivered_at REAL,
-    answered_at REAL
+    answered_at REAL,
+    lane TEXT NOT NULL DEFAULT 'main'
 );
 CREATE INDEX IF NOT EXISTS queued_by_thread ON queued_messages(thread_id, status, seq);
 CREATE TABLE IF NOT EXISTS thread_queue_modes (
@@ -45,6 +46,8 @@ class QueuedRecord:
     created_at: float
     delivered_at: float | None
     answered_at: float | None
+    lane: str = "main"
+    """The runtime lane its turn runs in: `main` for the author's, `cron` for a schedule's."""
 
 
 def _record(row: sqlite3.Row) -> QueuedRecord:
@@ -58,6 +61,7 @@ def _record(row: sqlite3.Row) -> QueuedRecord:
         created_at=row["created_at"],
         delivered_at=row["delivered_at"],
         answered_at=row["answered_at"],
+        lane=row["lane"],
     )
 
 
@@ -67,14 +71,17 @@ class QueueRepo:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    def enqueue(self, thread_id: str, mode: str, text: str) -> QueuedRecord:
+    def enqueue(self, thread_id: str, mode: str, text: str, lane: str = "main") -> QueuedRecord:
         message_id = uuid.uuid4().hex
         now = time.time()
         self.conn.execute(
-            "INSERT INTO queued_messages(id, thread_id, mode, text, created_at) VALUES (?,?,?,?,?)",
-            (message_id, thread_id, mode, text, now),
+            "INSERT INTO queued_messages(id, thread_id, mode, text, created_at, lane)"
+            " VALUES (?,?,?,?,?,?)",
+            (message_id, thread_id, mode, text, now, lane),
         )
-        return QueuedRecord(message_id, thread_id, mode, text, "queued", None, now, None, None)
+        return QueuedRecord(
+            message_id, thread_id, mode, text, "queued", None, now, None, None, lane
+        )
 
     def get(self, message_id: str) -> QueuedRecord | None:
         row = self.conn.execute(

@@ -85,3 +85,39 @@ async def test_the_authors_turn_runs_while_scheduled_turns_queue_in_the_cron_lan
     await qrig.rig.finish(first)
     await qrig.rig.finish(second)
     assert qrig.started.index(mine) < qrig.started.index(second)
+
+
+async def test_a_scheduled_prompt_queued_behind_a_busy_thread_still_runs_in_the_cron_lane(
+    qrig: QueueRig,
+):
+    store, runs = qrig.rig.store, qrig.rig.runs
+    busy, held = Gate(), Gate()
+    qrig.rig.planner.script += [busy, answer("author answered"), held, answer("reminder done")]
+    thread = store.create_thread("t")
+    mine, _ = await qrig.desk.submit(thread.id, "my own question")
+    await busy.entered.wait()
+    _, queued = await qrig.desk.submit(thread.id, "the 9 o'clock reminder", "followup", lane="cron")
+    assert queued is not None
+    busy.release.set()
+    await qrig.rig.finish(mine)
+    await held.entered.wait()  # the queued prompt's turn is running now
+    assert (runs.lanes.running("cron"), runs.lanes.running("main")) == (1, 0)
+    held.release.set()
+    await qrig.settle(thread.id)
+
+
+async def test_a_batch_with_one_message_of_the_author_runs_in_the_main_lane(qrig: QueueRig):
+    store, runs = qrig.rig.store, qrig.rig.runs
+    busy, held = Gate(), Gate()
+    qrig.rig.planner.script += [busy, answer("first"), held, answer("both")]
+    thread = store.create_thread("t")
+    first, _ = await qrig.desk.submit(thread.id, "start")
+    await busy.entered.wait()
+    await qrig.desk.submit(thread.id, "scheduled note", "collect", lane="cron")
+    await qrig.desk.submit(thread.id, "and mine", "collect")
+    busy.release.set()
+    await qrig.rig.finish(first)
+    await held.entered.wait()
+    assert (runs.lanes.running("cron"), runs.lanes.running("main")) == (0, 1)
+    held.release.set()
+    await qrig.settle(thread.id)

@@ -113,3 +113,24 @@ def test_a_failed_transaction_rolls_back_everything_in_it(store: Store) -> None:
     with store.transaction():
         store.create_thread("kept")
     assert [t.title for t in store.list_threads()] == ["kept"]
+
+
+def test_a_version_3_database_gains_queued_message_lanes_keeping_its_queue(tmp_path: Path):
+    from sidecar.store.queue import QueueRepo
+
+    path = tmp_path / "a.db"
+    db = open_database(path)
+    thread = Store(db).create_thread("t").id
+    kept = QueueRepo(db.conn).enqueue(thread, "followup", "written by version 3")
+    db.close()
+    with closing(sqlite3.connect(path)) as conn:  # as version 3 left it: no `lane` column
+        conn.execute("ALTER TABLE queued_messages DROP COLUMN lane")
+        conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+        conn.commit()
+
+    db = open_database(path)
+    try:
+        [record] = QueueRepo(db.conn).queued(thread)
+        assert (record.id, record.text, record.lane) == (kept.id, "written by version 3", "main")
+    finally:
+        db.close()
