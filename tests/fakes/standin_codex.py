@@ -8,6 +8,7 @@ STANDIN_WRITES  JSON object {relative path: text, or null to delete} applied in 
 STANDIN_LOG     JSONL file: one {"cwd": <-C folder>, "argv": [...]} line per run
 STANDIN_ALSO    JSON object {absolute path: text} written as well (an author's edit meanwhile)
 STANDIN_HANG    after writing and announcing the file change, wait until stopped (SIGINT: 130)
+STANDIN_SEES    a folder relative to -C: its files at start are logged (`sees`), before any write
 """
 
 from __future__ import annotations
@@ -24,8 +25,15 @@ def main(argv: list[str]) -> int:
     folder = Path(argv[argv.index("-C") + 1]) if "-C" in argv else Path.cwd()
     log = os.environ.get("STANDIN_LOG")
     if log:
+        record: dict[str, object] = {"cwd": str(folder), "argv": argv}
+        seen = os.environ.get("STANDIN_SEES")
+        if seen:
+            base = folder / seen
+            record["sees"] = sorted(
+                p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file()
+            )
         with open(log, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"cwd": str(folder), "argv": argv}) + "\n")
+            handle.write(json.dumps(record) + "\n")
     writes: dict[str, str | None] = json.loads(os.environ.get("STANDIN_WRITES", "{}"))
     changes: list[dict[str, str]] = []
     for rel, text in writes.items():

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from sidecar.coord.review.isolation import Isolation, base_manifest, listed_manifest
+from sidecar.coord.review.isolation import (
+    Isolation,
+    base_manifest,
+    listed_manifest,
+    placed_folders,
+)
 from sidecar.coord.review.limits import Deadline
 from sidecar.coord.review.manifest import FileEntry, entry_for
 
@@ -75,7 +80,8 @@ def _unchanged(before: FileEntry | None, after: FileEntry | None) -> bool:
 
 
 def compute_changeset(isolation: Isolation, deadline: Deadline) -> Changeset:
-    """Every file the agent added, changed or deleted in its copy, sorted by path.
+    """Every file the agent added, changed or deleted in its copy, sorted by path (files in
+    the folders the gate placed there itself, such as the agent's skills, left out).
 
     Raises:
         ReviewError: the base manifest is unreadable; git failed.
@@ -83,11 +89,12 @@ def compute_changeset(isolation: Isolation, deadline: Deadline) -> Changeset:
     """
     base = base_manifest(isolation)
     now = listed_manifest(isolation, deadline)
+    placed = placed_folders(isolation)
     changes: list[FileChange] = []
     budget = MAX_TOTAL_DIFF_CHARS
     for path in sorted(base.keys() | now.keys()):
         before, after = base.get(path), now.get(path)
-        if _unchanged(before, after):
+        if _unchanged(before, after) or _placed(path, placed):
             continue
         deadline.check()
         change = _change(isolation, path, before, after)
@@ -97,6 +104,10 @@ def compute_changeset(isolation: Isolation, deadline: Deadline) -> Changeset:
         budget -= len(change.diff)
         changes.append(change)
     return Changeset(tuple(changes))
+
+
+def _placed(path: str, placed: frozenset[str]) -> bool:
+    return bool(placed) and any(str(p) in placed for p in PurePosixPath(path).parents)
 
 
 def _change(

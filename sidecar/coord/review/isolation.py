@@ -10,8 +10,10 @@
   out), within a file-count and size limit.
 
 Either way the base manifest (`base.json`) records what the copy held when the agent started,
-and `isolation.json` what kind it is, so a resumed task (after a crash) finds it again. Removal
-takes the worktree out of the repository's list (`git worktree remove`, then `prune`).
+and `isolation.json` what kind it is, so a resumed task (after a crash) finds it again. Folders
+the gate itself fills or empties before the agent starts (the skills its profile gives it) are
+recorded in `placed.json`: they are not the agent's work, and the changeset leaves them out.
+Removal takes the worktree out of the repository's list (`git worktree remove`, then `prune`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -33,6 +36,7 @@ MAX_SNAPSHOT_FILES = 50_000
 MAX_SNAPSHOT_BYTES = 2 << 30
 _META = "isolation.json"
 _BASE = "base.json"
+_PLACED = "placed.json"
 _WORK = "work"
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
@@ -126,6 +130,31 @@ def base_manifest(isolation: Isolation) -> Manifest:
     except OSError as exc:
         raise ReviewError(f"the base manifest is missing: {exc.strerror}") from exc
     return manifest.load(text)
+
+
+def mark_placed(isolation: Isolation, folders: Iterable[str]) -> None:
+    """Add folders of the copy (POSIX paths relative to its `folder`) to those the gate filled
+    or emptied itself before the agent started; nothing under them is the agent's change.
+
+    Raises:
+        OSError: the record could not be written.
+    """
+    known = placed_folders(isolation) | set(folders)
+    target = isolation.root / _PLACED
+    tmp = target.with_suffix(".tmp")
+    tmp.write_text(json.dumps(sorted(known)), encoding="utf-8")
+    tmp.replace(target)
+
+
+def placed_folders(isolation: Isolation) -> frozenset[str]:
+    """The folders `mark_placed` recorded (none when it never ran)."""
+    try:
+        data: object = json.loads((isolation.root / _PLACED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    if not isinstance(data, list):
+        return frozenset()
+    return frozenset(str(f) for f in cast(list[object], data))
 
 
 def listed_manifest(isolation: Isolation, deadline: Deadline) -> Manifest:

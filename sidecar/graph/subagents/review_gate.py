@@ -1,11 +1,12 @@
 """The review gate around a writing strong agent's task (DESIGN.md §15), in the graph's terms.
 
 The task's isolated copy is made before its first attempt and kept across its retries and
-continuations (the agent picks up its own work). When the task is done (success, or the last
-attempt failed), its changeset is computed; files inside the paths the plan's grant accepts are
-applied at once; the rest goes to the author as a `changeset` interrupt, and exactly the files
-accepted there are applied. Then the copy is removed. A cancelled attempt removes its copy and
-applies nothing.
+continuations (the agent picks up its own work). Before the agent starts, the copy is given the
+skills its profile allows (`agent_skills`); they never come back as changes. When the task is
+done (success, or the last attempt failed), its changeset is computed; files inside the paths the
+plan's grant accepts are applied at once; the rest goes to the author as a `changeset`
+interrupt, and exactly the files accepted there are applied. Then the copy is removed. A
+cancelled attempt removes its copy and applies nothing.
 
 Making, applying and removing are journaled (intent before, result after) under the task's
 thread, and every step runs off the event loop under a deadline, so ping and cancel answer
@@ -21,6 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
+from sidecar.coord.agent_skills import give_skills, load_placement
 from sidecar.coord.profiles import AGENTS_SERVER, Profile
 from sidecar.coord.review.apply import ApplyReport, apply_changes
 from sidecar.coord.review.changeset import Changeset, FileChange, compute_changeset
@@ -62,8 +64,17 @@ async def isolate(deps: GraphDeps, ctx: AttemptContext) -> Isolation:
     """
     root = isolation_root(deps, ctx)
     found = await _off_loop(lambda _deadline: load_isolation(root), STEP_SECONDS)
-    if found is not None:
-        return found
+    isolation = found if found is not None else await _make(deps, ctx, root)
+    account = deps.data_dir / "skills"
+    placement = await _off_loop(
+        lambda d: give_skills(isolation, ctx.profile, account, d), STEP_SECONDS
+    )
+    if placement is not None:
+        ctx.report({"activity": placement.activity()})
+    return isolation
+
+
+async def _make(deps: GraphDeps, ctx: AttemptContext, root: Path) -> Isolation:
     workspace = deps.workspace()
     arguments = {"workspace": str(workspace), "folder": str(root)}
     key = _journal(deps, ctx, f"isolate.{ctx.task.attempt}", "isolate", arguments)
@@ -139,6 +150,9 @@ async def review(
     else:
         summary = _join(result.summary, outcome.describe())
         reviewed = replace(result, summary=summary, artifacts=outcome.applied)
+    placement = load_placement(isolation)
+    if placement is not None and placement.notes():
+        reviewed = replace(reviewed, summary=_join(reviewed.summary, placement.notes()))
     _store_result(deps, ctx, "reviewed", reviewed)
     await discard(deps, ctx, isolation)
     return reviewed
