@@ -13,6 +13,7 @@ def load_all() -> Registry:
     """Import every handler module (registering them) and return the registry."""
     from sidecar.handlers import (
         agents,
+        budgets,
         coord,
         features,
         lifecycle,
@@ -40,5 +41,5 @@ def load_all() -> Registry:
         settings,
         threads,
     )
-    del routines, tools
+    del budgets, routines, tools
     return registry

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field
 
+from sidecar.protocol.budgets import BudgetEvent
 from sidecar.protocol.memory import ContextEvent, MemoryEvent, TurnUsageEvent
 from sidecar.protocol.models import ErrorInfo, InterruptInfo, MessageInfo, WireModel
 from sidecar.protocol.plans import PlanInfo, TaskInfo
@@ -134,7 +135,8 @@ RunEventBody: TypeAlias = Annotated[
     | RunCancelled
     | ContextEvent
     | MemoryEvent
-    | TurnUsageEvent,
+    | TurnUsageEvent
+    | BudgetEvent,
     Field(discriminator="type"),
 ]
 

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from sidecar.protocol.agents import AGENT_METHODS
+from sidecar.protocol.budgets import BUDGET_METHODS
 from sidecar.protocol.coord import COORD_METHODS
 from sidecar.protocol.events import RunEventParams
 from sidecar.protocol.features import FEATURE_METHODS
@@ -145,6 +146,7 @@ METHODS: dict[str, MethodSpec] = {
     **HISTORY_METHODS,
     **MEMORY_METHODS,
     **AGENT_METHODS,
+    **BUDGET_METHODS,
 }
 
 NOTIFICATIONS: dict[str, type[WireModel]] = {

@@ -106,3 +106,9 @@ class PlanInfo(WireModel):
     spent_tokens: int = Field(default=0, description="Tokens its tasks have spent (recorded).")
     remaining_tokens: int | None = Field(default=None, description="Budget left; None: no budget.")
     budget_warned: bool = Field(default=False, description="80% of the budget is spent.")
+    budget_cost: float | None = Field(
+        default=None, description="The plan's cost budget in USD (`budget_cost` in its JSON)."
+    )
+    spent_cost: float = Field(default=0.0, description="USD its tasks have spent (priced part).")
+    remaining_cost: float | None = Field(default=None, description="USD left; None: no limit.")
+    cost_unknown: bool = Field(default=False, description="Some task usage has no known price.")

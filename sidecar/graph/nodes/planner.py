@@ -40,6 +40,7 @@ from sidecar.graph.subagents.tools import (
     dispatch_specs,
     plan_arguments,
 )
+from sidecar.graph.thread_budget import check_turn
 from sidecar.llm.types import ChatTurn, Planner, PlannerDecision, ToolCallRequest, ToolSpec
 
 ASK_AUTHOR = "atrium__ask_author"
@@ -96,6 +97,9 @@ def make_planner(deps: GraphDeps):
         if state.get("agent") and steps > deps.coordinator.timings.max_steps:
             text = f"Stopped after {steps - 1} steps with work left."
             return {**_answer(text), "incomplete": True, "steps": 0}
+        stopped = check_turn(deps, state)
+        if stopped is not None:
+            return stopped
         steered = _steering(deps, state)
         history = [
             to_chat_turn(e)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sidecar.coord.profiles import Profile
+from sidecar.llm.window import turn_cost
 from sidecar.store import TaskRecord
 
 AttemptMode = Literal["start", "retry", "continue", "resume", "revise"]
@@ -45,10 +46,24 @@ class AttemptContext:
     started: float = field(default_factory=time.monotonic)
     tokens_in: int = 0
     tokens_out: int = 0
+    # The model the attempt's steps use (to price them); the cost of the priced steps, and
+    # whether every step had a known price.
+    model: str | None = None
+    cost: float = 0.0
+    cost_known: bool = True
 
     def add_usage(self, usage: dict[str, Any]) -> None:
-        self.tokens_in += int(usage.get("prompt_tokens", 0) or 0)
-        self.tokens_out += int(usage.get("completion_tokens", 0) or 0)
+        prompt = int(usage.get("prompt_tokens", 0) or 0)
+        completion = int(usage.get("completion_tokens", 0) or 0)
+        self.tokens_in += prompt
+        self.tokens_out += completion
+        if not (prompt or completion):
+            return
+        price = turn_cost(self.model, prompt, completion) if self.model else None
+        if price is None:
+            self.cost_known = False
+        else:
+            self.cost += price
 
     def over_budget(self) -> str | None:
         budget = self.profile.budget_tokens

@@ -1,20 +1,22 @@
-"""A plan's token budget (`budget_tokens` in the plan's JSON).
+"""A plan's budget (`budget_tokens` and/or `budget_cost` in USD, in the plan's JSON), and the
+thread's budget as the plan's tasks spend it.
 
-Every usage report of a running attempt charges the plan: spent is what the plan's tasks have
-recorded plus the reporting attempt's own tokens so far. At 80% the coordinator is told once (a
-`plan_update` whose plan has `budget_warned` set, and a log line); at 100% the attempt stops at
-its next step and the author is asked (a question: raise the budget, or stop the plan). Tasks
-of the plan hitting the limit together share that one question. On an autonomous thread nobody
-is asked: the plan stops. Tasks marked `optional` that have not started by the time 80% is spent
-are cut: skipped with that reason (their dependents run on). A strong agent reports its usage
-only when it ends, so it is charged then (it cannot be stopped mid-run by the plan's budget).
+Every usage report of a running attempt charges the plan and its thread: spent is what was
+recorded plus the reporting attempt's own tokens and cost so far. At 80% the coordinator is
+told once (a `plan_update` whose plan has `budget_warned` set, a `budget` event, a log line); at
+100% of either budget the attempt stops at its next step and the author is asked (raise the
+budget, or stop the plan). Tasks hitting a limit together share that one question. On an
+autonomous thread nobody is asked: the plan stops. A model whose price is unknown adds no cost,
+so a cost budget counts only the priced part; that is said once. Tasks marked `optional` that
+have not started by the time 80% of a budget is spent are cut: skipped with that reason (their
+dependents run on). A strong agent reports its usage only when it ends, so it is charged then
+(it cannot be stopped mid-run by a budget).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from typing import Any
 
 from sidecar.coord.dag import PlanError
@@ -24,14 +26,35 @@ from sidecar.graph.subagents.attempt import BudgetExceededError
 from sidecar.graph.subagents.escalation import ask_author
 from sidecar.graph.subagents.finish import finish_task
 from sidecar.graph.subagents.records import change_task, emit_plan
+from sidecar.graph.thread_budget import (
+    THREAD_SPENT,
+    Scope,
+    current,
+    emit_budget,
+    give_notices,
+    offer,
+    offer_text,
+    parse_raise,
+    thread_notices,
+)
 from sidecar.store import TaskRecord
-from sidecar.store.budgets import mark_warned, plan_budget, set_plan_budget
+from sidecar.store.budgets import (
+    WARN_AT,
+    Budget,
+    mark_plan_cost_noted,
+    mark_warned,
+    plan_budget,
+    set_plan_budget,
+    set_plan_cost_budget,
+    set_thread_budget,
+)
 
 log = logging.getLogger(__name__)
 
-WARN_AT = 0.8
 MAX_BUDGET = 1_000_000_000
+MAX_COST = 1_000_000.0
 SPENT = "the plan's token budget is spent"
+COST_SPENT = "the plan's cost budget is spent"
 STOP = "Stop the plan"
 _LOCKS: dict[str, asyncio.Lock] = {}
 
@@ -40,12 +63,19 @@ class PlanBudgetSpentError(BudgetExceededError):
     """The plan's budget ran out during this attempt."""
 
 
+class ThreadBudgetSpentError(BudgetExceededError):
+    """The thread's budget ran out during this attempt."""
+
+
 def parse_budget(arguments: dict[str, Any]) -> int | None:
-    """`budget_tokens` of a plan's JSON: absent, or a positive whole number.
+    """`budget_tokens` of a plan's JSON: absent, or a positive whole number. `budget_cost` is
+    checked too.
 
     Raises:
-        PlanError: it is there but not a whole number from 1 to a billion.
+        PlanError: `budget_tokens` is there but not a whole number from 1 to a billion, or
+            `budget_cost` is there but not a number of USD above 0.
     """
+    parse_cost(arguments)
     raw = arguments.get("budget_tokens")
     if raw is None:
         return None
@@ -54,36 +84,73 @@ def parse_budget(arguments: dict[str, Any]) -> int | None:
     return raw
 
 
-def record_budget(deps: GraphDeps, plan_id: str, arguments: dict[str, Any]) -> None:
-    """Store the plan's budget when its JSON names one (a replan without one keeps the old).
+def parse_cost(arguments: dict[str, Any]) -> float | None:
+    """`budget_cost` of a plan's JSON: absent, or USD above 0 (at most a million).
 
     Raises:
-        PlanError: a bad `budget_tokens`.
+        PlanError: it is there but not such a number.
     """
-    budget = parse_budget(arguments)
-    if budget is not None:
-        set_plan_budget(deps.store.conn, plan_id, budget)
+    raw = arguments.get("budget_cost")
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw <= MAX_COST:
+        raise PlanError(f"budget_cost must be a number of USD above 0, at most {MAX_COST:,.0f}")
+    return float(raw)
 
 
-def charge(deps: GraphDeps, task: TaskRecord, live_tokens: int) -> None:
-    """A running attempt of `task` has used `live_tokens` so far: warn at 80% (once), stop it
-    at 100%.
+def record_budget(deps: GraphDeps, plan_id: str, arguments: dict[str, Any]) -> None:
+    """Store the plan's budgets its JSON names (a replan without one keeps the old).
+
+    Raises:
+        PlanError: a bad `budget_tokens` or `budget_cost`.
+    """
+    tokens, cost = parse_budget(arguments), parse_cost(arguments)
+    if tokens is not None:
+        set_plan_budget(deps.store.conn, plan_id, tokens)
+    if cost is not None:
+        set_plan_cost_budget(deps.store.conn, plan_id, cost)
+
+
+def charge(
+    deps: GraphDeps, task: TaskRecord, live_tokens: int, live_cost: float | None = 0.0
+) -> None:
+    """A running attempt of `task` has used `live_tokens` and `live_cost` (None: its price is
+    unknown) so far: give the 80% notices (once), stop it at 100% of the plan's or the
+    thread's budget, whichever runs out first.
 
     Raises:
         PlanBudgetSpentError: the plan's budget is spent.
+        ThreadBudgetSpentError: the thread's budget is spent.
     """
-    budget = plan_budget(deps.store.conn, task.plan_id)
-    if budget is None:
-        return
-    spent = budget.spent_tokens + live_tokens
-    if spent >= budget.budget_tokens * WARN_AT and mark_warned(deps.store.conn, task.plan_id):
-        log.info("plan %s: %d of %d tokens spent", task.plan_id, spent, budget.budget_tokens)
-        emit_plan(deps.store, task.plan_id)
-    if spent >= budget.budget_tokens:
-        raise PlanBudgetSpentError(f"{SPENT}: {spent} of {budget.budget_tokens} tokens")
+    conn, plan_id = deps.store.conn, task.plan_id
+    stored = plan_budget(conn, plan_id)
+    if stored is not None:
+        budget = stored.plus(live_tokens, live_cost)
+        if give_notices(
+            budget,
+            scope="plan",
+            warn=lambda: mark_warned(conn, plan_id),
+            note_cost=lambda: mark_plan_cost_noted(conn, plan_id),
+            plan_id=plan_id,
+        ):
+            emit_plan(deps.store, plan_id)
+        if budget.spent:
+            raise PlanBudgetSpentError(f"{_plan_reason(budget)}: {budget.summary()}")
+    thread_id = _thread_of(deps, task)
+    whole = None if thread_id is None else current(deps, thread_id, live_tokens, live_cost)
+    if whole is not None:
+        thread_notices(deps, whole)
+        if whole.spent:
+            raise ThreadBudgetSpentError(f"{THREAD_SPENT}: {whole.summary()}")
 
 
-CUT = "cut: the plan's token budget is 80% spent and this task is optional"
+def _plan_reason(budget: Budget) -> str:
+    return SPENT if budget.tokens_spent or budget.budget_cost is None else COST_SPENT
+
+
+def _thread_of(deps: GraphDeps, task: TaskRecord) -> str | None:
+    plan = deps.store.get_plan(task.plan_id)
+    return None if plan is None else plan.thread_id
 
 
 def cut_reason(deps: GraphDeps, task: TaskRecord) -> str | None:
@@ -91,60 +158,114 @@ def cut_reason(deps: GraphDeps, task: TaskRecord) -> str | None:
     if not task.optional:
         return None
     budget = plan_budget(deps.store.conn, task.plan_id)
-    if budget is None or budget.spent_tokens < budget.budget_tokens * WARN_AT:
-        return None
-    return f"{CUT} ({budget.spent_tokens} of {budget.budget_tokens} tokens)"
+    if budget is not None and budget.near:
+        tokens = budget.budget_tokens and budget.spent_tokens >= budget.budget_tokens * WARN_AT
+        kind = "token" if tokens or budget.budget_cost is None else "cost"
+        return f"cut: the plan's {kind} budget is 80% spent and this task is optional" + (
+            f" ({budget.summary()})"
+        )
+    thread_id = _thread_of(deps, task)
+    whole = None if thread_id is None else current(deps, thread_id)
+    if whole is not None and whole.near:
+        return (
+            f"cut: the thread's budget is 80% spent and this task is optional ({whole.summary()})"
+        )
+    return None
 
 
 def is_spent(error: str | None) -> bool:
-    return error is not None and error.startswith(SPENT)
+    return error is not None and error.startswith((SPENT, COST_SPENT, THREAD_SPENT))
 
 
 async def budget_spent(deps: GraphDeps, inp: SubagentInput, task: TaskRecord) -> bool:
-    """The plan's budget stopped `task`: ask the author to raise it or stop (once for every
-    task that hit it together). True to go on (raised); False once the task has ended."""
-    lock = _LOCKS.setdefault(task.plan_id, asyncio.Lock())
-    async with lock:
+    """A budget stopped `task`: for the plan's, then the thread's, ask the author to raise it
+    or stop (once for every task that hit it together). True to go on (raised); False once
+    the task has ended."""
+    return await _settle_plan(deps, inp, task) and await _settle_thread(deps, inp, task)
+
+
+async def _settle_plan(deps: GraphDeps, inp: SubagentInput, task: TaskRecord) -> bool:
+    async with _LOCKS.setdefault(task.plan_id, asyncio.Lock()):
         budget = plan_budget(deps.store.conn, task.plan_id)
-        if deps.coordinator.aborted(task.plan_id) or budget is None:
-            finish_task(deps, inp, task, "cancelled", error=f"stopped: {SPENT}")
+        if deps.coordinator.aborted(task.plan_id):
+            reason = _plan_reason(budget) if budget is not None and budget.spent else THREAD_SPENT
+            finish_task(deps, inp, task, "cancelled", error=f"stopped: {reason}")
             return False
-        if budget.spent_tokens < budget.budget_tokens:
-            return True  # raised meanwhile (another task asked)
-        summary = f"{budget.spent_tokens} of {budget.budget_tokens} tokens"
-        raised = await _ask(deps, inp, task, budget.budget_tokens, budget.spent_tokens)
+        if budget is None or not budget.spent:
+            return True  # none, or raised meanwhile (another task asked)
+        raised = await _ask(deps, inp, task, budget, "plan")
         if raised is None:
-            deps.coordinator.abort_plan(task.plan_id)
-            finish_task(deps, inp, task, "cancelled", error=f"stopped: {SPENT} ({summary})")
+            _stop(deps, inp, task, budget, scope="plan", reason=_plan_reason(budget))
             return False
-        set_plan_budget(deps.store.conn, task.plan_id, raised)
+        tokens, cost = raised
+        if tokens is not None:
+            set_plan_budget(deps.store.conn, task.plan_id, tokens)
+        if cost is not None:
+            set_plan_cost_budget(deps.store.conn, task.plan_id, cost)
+        _raised("plan", plan_budget(deps.store.conn, task.plan_id), task.plan_id)
         emit_plan(deps.store, task.plan_id)
         return True
 
 
+async def _settle_thread(deps: GraphDeps, inp: SubagentInput, task: TaskRecord) -> bool:
+    thread_id = _thread_of(deps, task)
+    if thread_id is None:
+        return True
+    async with _LOCKS.setdefault(f"thread:{thread_id}", asyncio.Lock()):
+        if deps.coordinator.aborted(task.plan_id):
+            finish_task(deps, inp, task, "cancelled", error=f"stopped: {THREAD_SPENT}")
+            return False
+        budget = current(deps, thread_id)
+        if budget is None or not budget.spent:
+            return True
+        raised = await _ask(deps, inp, task, budget, "thread")
+        if raised is None:
+            _stop(deps, inp, task, budget, scope="thread", reason=THREAD_SPENT)
+            return False
+        set_thread_budget(deps.store.conn, thread_id, *raised)
+        _raised("thread", current(deps, thread_id), None)
+        return True
+
+
+def _raised(scope: Scope, budget: Budget | None, plan_id: str | None) -> None:
+    if budget is not None:
+        text = f"The {scope}'s budget was raised ({budget.summary()})"
+        emit_budget(scope, "raised", budget, text, plan_id)
+
+
+def _stop(
+    deps: GraphDeps,
+    inp: SubagentInput,
+    task: TaskRecord,
+    budget: Budget,
+    *,
+    scope: Scope,
+    reason: str,
+) -> None:
+    deps.coordinator.abort_plan(task.plan_id)
+    text = f"stopped: {reason} ({budget.summary()})"
+    log.info("plan %s %s", task.plan_id, text)
+    emit_budget(scope, "stopped", budget, f"Plan {text}", task.plan_id)
+    finish_task(deps, inp, task, "cancelled", error=text)
+
+
 async def _ask(
-    deps: GraphDeps, inp: SubagentInput, task: TaskRecord, limit: int, spent: int
-) -> int | None:
-    """The new budget the author chose, or None to stop (and on an autonomous thread)."""
+    deps: GraphDeps, inp: SubagentInput, task: TaskRecord, budget: Budget, scope: Scope
+) -> tuple[int | None, float | None] | None:
+    """The new limits the author chose, or None to stop (and on an autonomous thread)."""
     if deps.store.is_autonomous(inp["thread_id"]):
         return None
-    offer = max(limit, spent) * 2
-    raise_text = f"Raise the budget to {offer} tokens"
+    choice = offer_text(offer(budget))
+    who = "The plan" if scope == "plan" else "This thread"
+    question = f"{who} has spent {budget.summary()}. Raise its budget or stop the plan?"
     payload = {
         "kind": "question",
-        "title": "Plan budget spent",
-        "body": f"The plan has spent {spent} of its {limit} tokens. Raise its budget or stop it?",
-        "question": f"The plan has spent {spent} of its {limit} tokens. Raise it or stop?",
-        "choices": [raise_text, STOP],
+        "title": f"{scope.capitalize()} budget spent",
+        "body": question,
+        "question": question,
+        "choices": [choice, STOP],
     }
     change_task(deps.store, task.plan_id, task.id, status="waiting", activity="waiting for you")
+    emit_budget(scope, "spent", budget, question, task.plan_id)
     answer = await ask_author(payload, task)
-    text = str(answer.get("answer", "")).strip()
-    if text == raise_text:
-        return offer
-    number = re.fullmatch(r"\D*?(\d[\d,_]*)\D*", text)
-    if number is not None and text != STOP:
-        chosen = int(re.sub(r"[,_]", "", number.group(1)))
-        if spent < chosen <= MAX_BUDGET:
-            return chosen
-    return None
+    return parse_raise(answer, budget, choice, STOP)

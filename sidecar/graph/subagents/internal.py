@@ -33,6 +33,7 @@ _ACTIVITIES = {"planner": "thinking"}
 
 async def internal_attempt(deps: GraphDeps, ctx: AttemptContext) -> AttemptResult:
     graph, saver = deps.compiled.get()
+    ctx.model = _model_name(deps, ctx)
     sub = _sub_thread(deps, ctx)
     config = {"configurable": {"thread_id": sub}}
     snapshot = await graph.aget_state(config)
@@ -68,7 +69,16 @@ async def internal_attempt(deps: GraphDeps, ctx: AttemptContext) -> AttemptResul
         artifacts=tuple(dict.fromkeys(artifacts)),
         tokens_in=ctx.tokens_in,
         tokens_out=ctx.tokens_out,
+        cost=ctx.cost,
     )
+
+
+def _model_name(deps: GraphDeps, ctx: AttemptContext) -> str | None:
+    """The model the subagent's steps use (its profile's, else the configured one)."""
+    if ctx.profile.model and deps.planner_for is not None:
+        return ctx.profile.model
+    model = getattr(getattr(deps.planner(), "config", None), "model", None)
+    return model if isinstance(model, str) else None
 
 
 def _sub_thread(deps: GraphDeps, ctx: AttemptContext) -> str:
@@ -110,7 +120,13 @@ def _relay(ctx: AttemptContext, sub: str, chunk: dict[str, Any], artifacts: list
     kind = chunk.get("type")
     if kind == "usage":
         ctx.add_usage(chunk.get("usage", {}))
-        ctx.report({"type": "usage", "tokens": ctx.tokens_in + ctx.tokens_out})
+        ctx.report(
+            {
+                "type": "usage",
+                "tokens": ctx.tokens_in + ctx.tokens_out,
+                "cost": ctx.cost if ctx.cost_known else None,
+            }
+        )
         problem = ctx.over_budget()
         if problem is not None:
             raise BudgetExceededError(problem)

@@ -70,13 +70,10 @@ def plan_dict(store: Store, plan: PlanRecord) -> dict[str, Any]:
 
 
 def _budget_fields(store: Store, plan_id: str) -> dict[str, Any]:
-    """The plan's token budget, what it spent and what remains; nothing without a budget."""
+    """The plan's token and cost budget, what it spent and what remains; nothing without one."""
     budget = plan_budget(store.conn, plan_id)
     if budget is None:
         return {}
-    return {
-        "budget_tokens": budget.budget_tokens,
-        "spent_tokens": budget.spent_tokens,
-        "remaining_tokens": budget.remaining_tokens,
-        "budget_warned": budget.warned,
-    }
+    fields = budget.fields()
+    fields["budget_warned"] = fields.pop("warned")
+    return fields

@@ -259,7 +259,11 @@ async def _one_attempt(
     def failed(error: str) -> AttemptResult:
         # What the attempt used before it stopped still counts.
         return AttemptResult(
-            status="failed", error=error, tokens_in=ctx.tokens_in, tokens_out=ctx.tokens_out
+            status="failed",
+            error=error,
+            tokens_in=ctx.tokens_in,
+            tokens_out=ctx.tokens_out,
+            cost=ctx.cost,
         )
 
     try:
@@ -326,7 +330,9 @@ class _Reporter:
     def __call__(self, report: dict[str, Any]) -> None:
         self._activity.set()
         if report.get("type") == "usage":
-            charge(self._deps, self._task, int(report.get("tokens", 0)))
+            cost = report.get("cost", 0.0)
+            live_cost = float(cost) if isinstance(cost, int | float) else None
+            charge(self._deps, self._task, int(report.get("tokens", 0)), live_cost)
         event = report.get("event")
         if event is not None:
             emit(

@@ -73,6 +73,11 @@ def dispatch_specs(profiles: dict[str, str]) -> list[ToolSpec]:
                     "minimum": 1,
                     "description": "Optional token budget for the whole plan.",
                 },
+                "budget_cost": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "description": "Optional cost budget for the whole plan, in USD.",
+                },
             },
             "required": ["goal", "tasks"],
         },

@@ -47,6 +47,7 @@ from sidecar.protocol import (
     WireModel,
 )
 from tests.sidecar.protocol.agent_samples import AGENT_SAMPLES
+from tests.sidecar.protocol.budget_samples import BUDGET_EVENT_SAMPLES, BUDGET_SAMPLES
 from tests.sidecar.protocol.check_samples import CHECK_OTHER_SAMPLES
 from tests.sidecar.protocol.coord_samples import (
     COORD_EVENT_SAMPLES,
@@ -161,6 +162,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
     **AGENT_SAMPLES,
     **MEMORY_SAMPLES,
     **QUEUE_SAMPLES,
+    **BUDGET_SAMPLES,
 }
 
 # One instance of every member of the run event union.
@@ -182,6 +184,7 @@ EVENT_SAMPLES: list[RunEventBody] = [
     RunCancelled(),
     *COORD_EVENT_SAMPLES,
     *MEMORY_EVENT_SAMPLES,
+    *BUDGET_EVENT_SAMPLES,
 ]
 
 # Models that cross the wire outside METHODS: resume values and nested records.

@@ -1,0 +1,38 @@
+"""Samples of the budget wire models (merged into `samples`)."""
+
+from __future__ import annotations
+
+from sidecar.protocol import RunEventBody, WireModel
+from sidecar.protocol.budgets import (
+    BudgetEvent,
+    BudgetInfo,
+    ThreadBudgetParams,
+    ThreadBudgetResult,
+    ThreadSetBudgetParams,
+)
+
+_INFO = BudgetInfo(
+    budget_tokens=10_000,
+    budget_cost=0.5,
+    spent_tokens=8_200,
+    spent_cost=0.41,
+    remaining_tokens=1_800,
+    remaining_cost=0.09,
+    warned=True,
+)
+
+BUDGET_SAMPLES: dict[type[WireModel], WireModel] = {
+    ThreadBudgetParams: ThreadBudgetParams(thread_id="t-1"),
+    ThreadSetBudgetParams: ThreadSetBudgetParams(
+        thread_id="t-1", budget_tokens=10_000, budget_cost=0.5
+    ),
+    ThreadBudgetResult: ThreadBudgetResult(
+        thread_id="t-1", budget=_INFO, spent_tokens=8_200, spent_cost=0.41
+    ),
+}
+
+BUDGET_EVENT_SAMPLES: list[RunEventBody] = [
+    BudgetEvent(
+        scope="thread", state="warned", budget=_INFO, message="80% of the thread's budget is spent"
+    ),
+]
