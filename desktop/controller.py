@@ -38,7 +38,12 @@ from sidecar.protocol.history import (
     ThreadMessagesResult,
     ThreadSearchParams,
 )
-from sidecar.protocol.memory import CompactionParams, CompactionResult
+from sidecar.protocol.memory import (
+    CompactionParams,
+    CompactionResult,
+    MemoryEventsParams,
+    MemoryEventsResult,
+)
 from sidecar.protocol.queue import QueueMode
 
 logger = logging.getLogger(__name__)
@@ -296,6 +301,25 @@ class SessionController:
 
     def _on_thread_get(self, result: ThreadGetResult) -> None:
         self.state.load_thread(result)
+        self._load_memory_events(result.thread.id)
+
+    def _load_memory_events(self, thread_id: str) -> PendingRequest | None:
+        """Chips of the thread's memories saved or forgotten before this session, asked for
+        once per thread after its first load (so every live event sent before is in); a
+        failure is logged, not shown: the chips are a convenience, the memories are intact."""
+        transcript = self.state.transcript
+        if not transcript.marks.wants_memory_events(thread_id):
+            return None
+
+        def on_events(result: MemoryEventsResult) -> None:
+            transcript.add_stored_chips(thread_id, result.events)
+
+        def on_error(error: ErrorObject) -> None:
+            logger.warning("Reading memory events failed: %s (%s)", error.message, error.code)
+            transcript.marks.memory_events_failed(thread_id)
+
+        params = MemoryEventsParams(thread_id=thread_id)
+        return self._sender.request("memory/events", params).then(on_events, on_error)
 
     def _on_run_refused(self, thread_id: str, previous: ThreadStatus, error: ErrorObject) -> None:
         status: ThreadStatus = previous if previous != "running" else "idle"

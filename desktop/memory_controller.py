@@ -2,7 +2,7 @@
 
 Never waits: each method sends one request and returns its `PendingRequest`; replies update
 `MemoryState`. `context` and `memory` run events are kept per thread, so the panel can show
-what the agent saw on each turn and which memories it saved or forgot. `load_summaries` finds
+what the agent saw on each turn and which memories it saved or forgot. `load_summaries` reads
 where each summary of a thread's earlier messages ends, for the transcript's dividers.
 """
 
@@ -15,7 +15,6 @@ from desktop.ipc.pending import PendingRequest, RequestSender, ResultCallback
 from desktop.models.emitter import Emitter
 from desktop.models.memory import MemoryState
 from sidecar.protocol import ErrorObject, RunEventParams, WireModel
-from sidecar.protocol.history import ThreadMessagesParams, ThreadMessagesResult
 from sidecar.protocol.memory import (
     CompactionParams,
     CompactionResult,
@@ -39,10 +38,6 @@ logger = logging.getLogger(__name__)
 SummaryPlaced = Callable[[SummaryInfo, str], None]
 """(a summary, the id of the first message after its range)."""
 
-ANCHOR_LOOKAHEAD = 8
-"""Messages read after a summarized range to find the first one shown as a row of its own (a
-tool result shows in its call's row)."""
-
 
 class MemoryController:
     """Events: error_reported(str)."""
@@ -52,7 +47,6 @@ class MemoryController:
         self._sender = sender
         self.state = state if state is not None else MemoryState()
         self._last_list: MemoryListParams | None = None
-        self._anchors: dict[tuple[str, int], str] = {}  # (thread, summary's last seq) -> message
 
     def handle_run_event(self, params: RunEventParams) -> None:
         event = params.event
@@ -93,35 +87,17 @@ class MemoryController:
         return self._send("memory/forget", params, "Forgetting the memory", self._reload)
 
     def load_summaries(self, thread_id: str, on_placed: SummaryPlaced) -> PendingRequest:
-        """Read the thread's summaries (`thread/compaction`, changing nothing) and, for each,
-        the first message after its range; `on_placed` is called per summary as it is found.
-        A range with no message after it has no divider."""
+        """Read the thread's summaries (`thread/compaction`, changing nothing); `on_placed` is
+        called for each with the first message after its range that shows as a row (the
+        summary's `next_id`). A range with no such message after it has no divider."""
 
         def on_result(result: CompactionResult) -> None:
             for summary in result.summaries:
-                self._place_summary(thread_id, summary, on_placed)
+                if summary.next_id is not None:
+                    on_placed(summary, summary.next_id)
 
         params = CompactionParams(thread_id=thread_id)
         return self._send("thread/compaction", params, "Reading the summaries", on_result)
-
-    def _place_summary(
-        self, thread_id: str, summary: SummaryInfo, on_placed: SummaryPlaced
-    ) -> None:
-        known = self._anchors.get((thread_id, summary.to_seq))
-        if known is not None:
-            on_placed(summary, known)
-            return
-
-        def on_page(result: ThreadMessagesResult) -> None:
-            rows = [m.message for m in result.messages if m.message.role != "tool"]
-            if rows:
-                self._anchors[(thread_id, summary.to_seq)] = rows[0].id
-                on_placed(summary, rows[0].id)
-
-        params = ThreadMessagesParams(
-            thread_id=thread_id, after_seq=summary.to_seq, limit=ANCHOR_LOOKAHEAD
-        )
-        self._send("thread/messages", params, "Placing a summary", on_page)
 
     def load_identity(self) -> PendingRequest:
         return self._send(

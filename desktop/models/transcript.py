@@ -42,7 +42,13 @@ from sidecar.protocol import (
     ToolProgress,
     ToolResult,
 )
-from sidecar.protocol.memory import ContextEvent, MemoryEvent, MemoryInfo, SummaryInfo
+from sidecar.protocol.memory import (
+    ContextEvent,
+    MemoryEvent,
+    MemoryEventInfo,
+    MemoryInfo,
+    SummaryInfo,
+)
 
 ToolCallState: TypeAlias = Literal["pending", "awaiting_approval", "succeeded", "failed"]
 
@@ -389,6 +395,23 @@ class Transcript:
         row = self._message_row(anchor)
         if row is not None:
             self._insert(row, divider)
+
+    def add_stored_chips(self, thread_id: str, stored: Sequence[MemoryEventInfo]) -> None:
+        """Chips for a thread's stored memory events (`memory/events`: an earlier session's),
+        each put in after its message and the rows under it, if that message is shown."""
+        added = self.marks.add_stored(thread_id, stored)
+        if thread_id != self.thread_id:
+            return
+        for chip in added:
+            row = self._message_row(chip.anchor) if chip.anchor is not None else None
+            if row is None:
+                continue  # shown with its message's page, if that page is shown again
+            row += 1
+            while row < len(self._entries) and not isinstance(
+                self._entries[row], MessageEntry | SummaryDividerEntry
+            ):
+                row += 1
+            self._insert(row, chip)
 
     def revise_chip(self, chip: MemoryChipEntry, action: str, memory: MemoryInfo | None) -> None:
         """The author acted on a chip's memory (moved, edited, forgotten): show what it is now."""

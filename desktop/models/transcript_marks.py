@@ -9,17 +9,25 @@ stands before the first message after the summarized range.
 
 `TranscriptMarks` keeps the marks of every thread, fed with each thread's run events (not only
 the selected one's), so a turn that ran in the background shows its chips when its thread is
-opened. What the window learned before it started (an earlier session's chips) is not here:
-the sidecar stores memory events but gives them back with no method.
+opened. The chips of earlier sessions come from the sidecar's stored memory events
+(`memory/events`, asked for once per thread, each naming the message its chip follows); one
+already shown from a live event is not shown twice.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sidecar.protocol import MessageEvent, RunEventBody
-from sidecar.protocol.memory import ContextEvent, MemoryEvent, MemoryInfo, SummaryInfo
+from sidecar.protocol.memory import (
+    ContextEvent,
+    MemoryEvent,
+    MemoryEventInfo,
+    MemoryInfo,
+    SummaryInfo,
+)
 
 CHIP_TEXT_MAX = 160
 """Characters of a memory shown in its chip (the whole text is in its tooltip)."""
@@ -46,10 +54,12 @@ class MemoryChipEntry:
     error: str | None = None
     anchor: str | None = None
     """The id of the message the chip follows."""
+    origin: MemoryEvent | None = field(default=None, repr=False)
+    """The event the chip was made from (it tells a stored event already shown live)."""
 
     @classmethod
     def of(cls, event: MemoryEvent, anchor: str | None) -> MemoryChipEntry:
-        return cls(event.action, event.key, event.memory, event.error, anchor)
+        return cls(event.action, event.key, event.memory, event.error, anchor, event)
 
     @property
     def actionable(self) -> bool:
@@ -109,6 +119,7 @@ class ThreadMarks:
     chips: dict[str, list[MemoryChipEntry]] = field(default_factory=dict)
     dividers: dict[int, SummaryDividerEntry] = field(default_factory=dict)
     summaries_loaded: bool = False
+    events_loaded: bool = False
 
     def chips_after(self, message_id: str) -> list[MemoryChipEntry]:
         return self.chips.get(message_id, [])
@@ -159,6 +170,31 @@ class TranscriptMarks:
         if chip.anchor is not None:
             self.of(thread_id).chips.setdefault(chip.anchor, []).append(chip)
 
+    def add_stored(
+        self, thread_id: str, stored: Iterable[MemoryEventInfo]
+    ) -> list[MemoryChipEntry]:
+        """Take in the thread's stored memory events (oldest first); returns the new chips.
+
+        An event stored while the window was connected was also sent live, before the answer,
+        so it has its chip already: each chip made from an equal event stands for one stored
+        event, and only the others get chips."""
+        marks = self.of(thread_id)
+        shown: defaultdict[MemoryEvent, int] = defaultdict(int)
+        for chips in marks.chips.values():
+            for chip in chips:
+                if chip.origin is not None:
+                    shown[chip.origin] += 1
+        added: list[MemoryChipEntry] = []
+        for info in stored:
+            if shown[info.event] > 0:
+                shown[info.event] -= 1
+                continue
+            chip = MemoryChipEntry.of(info.event, info.after_message)
+            if chip.anchor is not None:
+                self.add_chip(thread_id, chip)
+                added.append(chip)
+        return added
+
     def add_divider(self, thread_id: str, divider: SummaryDividerEntry) -> bool:
         """Keep a divider; False when the same summary is placed already."""
         dividers = self.of(thread_id).dividers
@@ -182,6 +218,18 @@ class TranscriptMarks:
         marks = self.of(thread_id)
         wanted, marks.summaries_loaded = not marks.summaries_loaded, True
         return wanted
+
+    def wants_memory_events(self, thread_id: str | None) -> bool:
+        """True once per thread: ask for its stored memory events (`memory/events`)."""
+        if thread_id is None:
+            return False
+        marks = self.of(thread_id)
+        wanted, marks.events_loaded = not marks.events_loaded, True
+        return wanted
+
+    def memory_events_failed(self, thread_id: str) -> None:
+        """Reading them failed: ask again the next time the thread is opened."""
+        self.of(thread_id).events_loaded = False
 
 
 def weave(

@@ -7,11 +7,14 @@ through staged writes in the graph. Identity files are read and written off the 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
+
+from pydantic import ValidationError
 
 from sidecar import settings as settings_mod
 from sidecar.graph.memory.identity import IDENTITY_FILES
@@ -26,6 +29,10 @@ from sidecar.protocol.memory import (
     IdentityGetParams,
     IdentityGetResult,
     IdentitySetParams,
+    MemoryEvent,
+    MemoryEventInfo,
+    MemoryEventsParams,
+    MemoryEventsResult,
     MemoryInfo,
     MemoryKeyParams,
     MemoryListParams,
@@ -46,6 +53,8 @@ from sidecar.protocol.memory import (
 if TYPE_CHECKING:
     from mcp_servers.memory import Memory, Scope
     from sidecar.graph.memory.parts import MemoryDeps
+
+log = logging.getLogger(__name__)
 
 IO_DEADLINE_S = 10.0
 IDENTITY_PATHS = tuple(path for group in IDENTITY_FILES for path in group)
@@ -130,6 +139,31 @@ async def forget(svc: Services, params: MemoryKeyParams) -> MemoryInfo:
         return memory_info(mem.memory.forget(params.key))
 
 
+@registry.method("memory/events")
+async def events(svc: Services, params: MemoryEventsParams) -> MemoryEventsResult:
+    """The thread's stored memory events (the chips of earlier sessions), read from its runs'
+    events: no memory parts needed."""
+    with typed_errors():
+        svc.store.get_thread(params.thread_id)
+    stored, has_older = svc.store.memory_events(params.thread_id, params.limit)
+    infos: list[MemoryEventInfo] = []
+    for record in stored:
+        try:
+            event = MemoryEvent.model_validate_json(record.body)
+        except ValidationError:
+            log.warning("skipping unreadable memory event %s/%s", record.run_id, record.seq)
+            continue
+        infos.append(
+            MemoryEventInfo(
+                run_id=record.run_id,
+                seq=record.seq,
+                after_message=record.after_message,
+                event=event,
+            )
+        )
+    return MemoryEventsResult(events=tuple(infos), has_older=has_older)
+
+
 @registry.method("identity/get")
 async def identity_get(svc: Services, params: IdentityGetParams) -> IdentityGetResult:
     del params
@@ -197,6 +231,8 @@ async def compaction(svc: Services, params: CompactionParams) -> CompactionResul
     if params.set_channel:
         contexts.set_channel(params.thread_id, (params.channel or "").strip() or None)
     current = contexts.settings(params.thread_id)
+    records = contexts.summaries(params.thread_id)
+    following = contexts.messages_after(params.thread_id, (s.to_seq for s in records))
     summaries = tuple(
         SummaryInfo(
             from_seq=s.from_seq,
@@ -204,8 +240,11 @@ async def compaction(svc: Services, params: CompactionParams) -> CompactionResul
             messages=s.messages,
             text=s.text,
             created_at=s.created_at,
+            from_id=s.from_id,
+            to_id=s.to_id,
+            next_id=following.get(s.to_seq),
         )
-        for s in contexts.summaries(params.thread_id)
+        for s in records
     )
     return CompactionResult(
         mode=current.compaction,

@@ -153,11 +153,46 @@ class IdentitySetParams(WireModel):
 
 
 class SummaryInfo(WireModel):
+    """A summary of messages `from_seq`..`to_seq` (both included). `from_id` and `to_id` name
+    the first and last message of that range; `next_id` the first message after it that shows
+    as a row of its own (the author's, or an answer with text), before which the transcript's
+    divider stands (None while no such message follows)."""
+
     from_seq: int
     to_seq: int
     messages: int
     text: str
     created_at: float
+    from_id: str | None = None
+    to_id: str | None = None
+    next_id: str | None = None
+
+
+MAX_MEMORY_EVENTS = 2_000
+"""Memory events `memory/events` returns at most (the newest)."""
+
+
+class MemoryEventsParams(WireModel):
+    thread_id: str
+    limit: int = Field(default=MAX_MEMORY_EVENTS, ge=1, le=MAX_MEMORY_EVENTS)
+
+
+class MemoryEventInfo(WireModel):
+    """A stored `memory` run event of the thread, and the message its chip follows: the last
+    message with a row of its own (the author's, or an answer with text) the turn had recorded
+    when the memory changed, else the author's message the turn answers."""
+
+    run_id: str
+    seq: int
+    after_message: str | None = None
+    event: MemoryEvent
+
+
+class MemoryEventsResult(WireModel):
+    """The newest `limit` memory events, oldest first; `has_older` when older ones exist."""
+
+    events: tuple[MemoryEventInfo, ...]
+    has_older: bool = False
 
 
 class CompactionParams(WireModel):
@@ -218,6 +253,11 @@ MEMORY_METHODS: dict[str, MethodSpec] = {
         MemoryUpdateParams, MemoryInfo, "Edit, pin or move a memory to another tier."
     ),
     "memory/forget": MethodSpec(MemoryKeyParams, MemoryInfo, "Forget a memory."),
+    "memory/events": MethodSpec(
+        MemoryEventsParams,
+        MemoryEventsResult,
+        "The thread's stored memory events, each with the message its chip follows.",
+    ),
     "identity/get": MethodSpec(
         IdentityGetParams, IdentityGetResult, "The workspace's identity files."
     ),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -112,6 +113,21 @@ class ContextRepo:
             "SELECT * FROM thread_summaries WHERE thread_id = ? ORDER BY id", (thread_id,)
         ).fetchall()
         return [SummaryRecord(*r) for r in rows]
+
+    def messages_after(self, thread_id: str, seqs: Iterable[int]) -> dict[int, str]:
+        """For each seq, the id of the first message after it that shows as a row of its own
+        (the author's, or an answer with text): where a summary ending there gives way to the
+        messages shown in full. A seq with no such message after it is left out."""
+        found: dict[int, str] = {}
+        for seq in set(seqs):
+            row = self.conn.execute(
+                "SELECT id FROM messages WHERE thread_id = ? AND seq > ? AND (role = 'user'"
+                " OR (role = 'assistant' AND content != '')) ORDER BY seq LIMIT 1",
+                (thread_id, seq),
+            ).fetchone()
+            if row is not None:
+                found[seq] = str(row[0])
+        return found
 
     def add_summary(
         self,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, cast
 
 from sidecar.store.records import GrantRecord, InterruptRecord, JournalRecord, RunRecord
@@ -21,6 +23,24 @@ def _interrupt(row: sqlite3.Row) -> InterruptRecord:
         created_at=row["created_at"],
         answer=cast(dict[str, Any], json.loads(row["answer"])) if row["answer"] else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMemoryEvent:
+    """A `memory` run event as stored (`body` its JSON), and the message its chip follows."""
+
+    run_id: str
+    seq: int
+    body: str
+    after_message: str | None
+
+
+_ROW_MESSAGE = (
+    "(json_extract(body, '$.message.role') = 'user' OR (json_extract(body, '$.message.role')"
+    " = 'assistant' AND json_extract(body, '$.message.content') != ''))"
+)
+"""A message event whose message shows as a row of its own in the transcript (a tool call
+shows as its call, a tool result in its call's row)."""
 
 
 class RunRepo:
@@ -56,6 +76,75 @@ class RunRepo:
             "SELECT seq, type, body FROM run_events WHERE run_id = ? ORDER BY seq", (run_id,)
         ).fetchall()
         return [(r["seq"], r["type"], r["body"]) for r in rows]
+
+    def memory_events(self, thread_id: str, limit: int) -> tuple[list[StoredMemoryEvent], bool]:
+        """The thread's newest `limit` stored memory events, oldest first (runs by start, then
+        by seq), and whether older ones were left out.
+
+        Each names the message its chip follows: the last message of its run before it that
+        shows as a row, else the author's message the run answers (the last one recorded
+        before the run's first message, or before the run started if it recorded none).
+        """
+        rows = self.conn.execute(
+            "SELECT e.run_id, e.seq, e.body FROM runs r JOIN run_events e ON e.run_id = r.id"
+            " WHERE r.thread_id = ? AND e.type = 'memory'"
+            " ORDER BY r.started_at DESC, r.rowid DESC, e.seq DESC LIMIT ?",
+            (thread_id, limit + 1),
+        ).fetchall()
+        has_older = len(rows) > limit
+        rows = rows[:limit][::-1]
+        run_ids = list(dict.fromkeys(str(r[0]) for r in rows))
+        messages = self._row_messages(run_ids)
+        fallback: dict[str, str | None] = {}
+        events: list[StoredMemoryEvent] = []
+        for run_id, seq, body in rows:
+            before = [m for s, m in messages.get(run_id, ()) if s < seq]
+            if before:
+                anchor: str | None = before[-1]
+            else:
+                if run_id not in fallback:
+                    fallback[run_id] = self._question_of_run(thread_id, run_id)
+                anchor = fallback[run_id]
+            events.append(StoredMemoryEvent(run_id, seq, body, anchor))
+        return events, has_older
+
+    def _row_messages(self, run_ids: list[str]) -> dict[str, list[tuple[int, str]]]:
+        """Run id -> (seq, message id) of its message events that show as rows, by seq."""
+        found: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        rows = self.conn.execute(
+            "SELECT run_id, seq, json_extract(body, '$.message.id') FROM run_events"
+            " WHERE run_id IN (SELECT value FROM json_each(?)) AND type = 'message'"
+            f" AND {_ROW_MESSAGE} ORDER BY run_id, seq",
+            (json.dumps(run_ids),),
+        ).fetchall()
+        for run_id, seq, message_id in rows:
+            if message_id is not None:
+                found[str(run_id)].append((int(seq), str(message_id)))
+        return found
+
+    def _question_of_run(self, thread_id: str, run_id: str) -> str | None:
+        """The author's message a run answers: the last one before the first message the run
+        recorded; for a run that recorded none, the last one written before it started."""
+        first = self.conn.execute(
+            "SELECT m.seq FROM run_events e JOIN messages m"
+            " ON m.id = json_extract(e.body, '$.message.id')"
+            " WHERE e.run_id = ? AND e.type = 'message' ORDER BY e.seq LIMIT 1",
+            (run_id,),
+        ).fetchone()
+        if first is not None:
+            row = self.conn.execute(
+                "SELECT id FROM messages WHERE thread_id = ? AND role = 'user' AND seq < ?"
+                " ORDER BY seq DESC LIMIT 1",
+                (thread_id, first[0]),
+            ).fetchone()
+        else:
+            row = self.conn.execute(
+                "SELECT m.id FROM messages m, runs r WHERE r.id = ? AND m.thread_id = ?"
+                " AND m.role = 'user' AND m.created_at <= r.started_at"
+                " ORDER BY m.seq DESC LIMIT 1",
+                (run_id, thread_id),
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     def save_interrupt(
         self, interrupt_id: str, thread_id: str, run_id: str | None, kind: str, payload: object

@@ -10,13 +10,12 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.memory_controller import ANCHOR_LOOKAHEAD, MemoryController
+from desktop.memory_controller import MemoryController
 from desktop.models.memory import MemoryState
 from desktop.models.transcript import MessageEntry, Transcript
 from desktop.models.transcript_marks import MemoryChipEntry, SummaryDividerEntry
 from desktop.views.transcript_view import TranscriptView
 from sidecar.protocol import MessageEvent, MessageInfo
-from sidecar.protocol.history import HistoryMessage, ThreadMessagesParams, ThreadMessagesResult
 from sidecar.protocol.memory import (
     CompactionParams,
     CompactionResult,
@@ -88,19 +87,17 @@ def click_row(qtbot: QtBot, view: TranscriptView, row: int) -> None:
 def answer_summaries(
     fake_sender: FakeSender, summaries: tuple[SummaryInfo, ...], messages: tuple[MessageInfo, ...]
 ) -> None:
-    """Answer `thread/compaction`, then each look-up of the message after a summary."""
+    """Answer `thread/compaction` as the sidecar does: each summary names the message after it
+    (message seq n is `messages[n - 1]`, and every one of them shows as a row)."""
     _params, pending = fake_sender.last("thread/compaction")
-    pending.resolve(CompactionResult(mode="auto", compact_next=False, summaries=summaries))
-    lookups = [(p, q) for m, p, q in fake_sender.sent if m == "thread/messages" and not q.done]
-    assert len(lookups) == len(summaries)
-    for params, pending in lookups:
-        assert isinstance(params, ThreadMessagesParams) and params.after_seq is not None
-        after = messages[params.after_seq : params.after_seq + ANCHOR_LOOKAHEAD]
-        first = params.after_seq + 1
-        page = tuple(HistoryMessage(seq=first + i, message=m) for i, m in enumerate(after))
-        pending.resolve(
-            ThreadMessagesResult(thread_id="t1", messages=page, has_older=True, has_newer=False)
+    named = tuple(
+        s.model_copy(
+            update={"next_id": messages[s.to_seq].id if s.to_seq < len(messages) else None}
         )
+        for s in summaries
+    )
+    pending.resolve(CompactionResult(mode="auto", compact_next=False, summaries=named))
+    assert "thread/messages" not in fake_sender.methods()
 
 
 def open_thread(transcript: Transcript, messages: tuple[MessageInfo, ...]) -> None:

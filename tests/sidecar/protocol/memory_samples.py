@@ -15,6 +15,9 @@ from sidecar.protocol.memory import (
     IdentityGetResult,
     IdentitySetParams,
     MemoryEvent,
+    MemoryEventInfo,
+    MemoryEventsParams,
+    MemoryEventsResult,
     MemoryInfo,
     MemoryKeyParams,
     MemoryListParams,
@@ -42,7 +45,16 @@ MEMORY = MemoryInfo(
     source_message="turn:user",
     scope_label="/books/river",
 )
-SUMMARY = SummaryInfo(from_seq=1, to_seq=40, messages=40, text="They planned.", created_at=3.0)
+SUMMARY = SummaryInfo(
+    from_seq=1,
+    to_seq=40,
+    messages=40,
+    text="They planned.",
+    created_at=3.0,
+    from_id="turn-1:user",
+    to_id="turn-20:answer",
+    next_id="turn-21:user",
+)
 USAGE = TurnUsageInfo(
     turn_id="turn",
     model="openai/gpt-4o-mini",
@@ -59,6 +71,18 @@ MEMORY_SAMPLES: dict[type[WireModel], WireModel] = {
     MemoryInfo: MEMORY,
     MemoryUpdateParams: MemoryUpdateParams(thread_id="t-1", key="m_1", tier="thread"),
     MemoryKeyParams: MemoryKeyParams(thread_id="t-1", key="m_1"),
+    MemoryEventsParams: MemoryEventsParams(thread_id="t-1", limit=50),
+    MemoryEventsResult: MemoryEventsResult(
+        events=(
+            MemoryEventInfo(
+                run_id="run-1",
+                seq=12,
+                after_message="turn:answer",
+                event=MemoryEvent(action="saved", key="m_1", memory=MEMORY),
+            ),
+        ),
+        has_older=True,
+    ),
     IdentityGetParams: IdentityGetParams(),
     IdentityGetResult: IdentityGetResult(
         workspace="/books/river",

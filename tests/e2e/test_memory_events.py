@@ -1,0 +1,101 @@
+"""Memory chips outlive the sidecar: a turn saves a memory (the scripted model on 127.0.0.1 asks
+for it, or the author's direct call does), the sidecar is restarted on the same data folder, and
+`memory/events` gives the events back with the messages their chips follow."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.protocol import MessageEvent, RunEventParams
+from sidecar.protocol.memory import MemoryEvent, MemoryEventsResult
+from tests.e2e.harness import Sidecar, event_types
+from tests.fakes.dspy_format import answer_text
+from tests.fakes.model_server import Reply, ScriptedModelServer
+from tests.fakes.openai_chat import openai_chat_server
+
+pytestmark = pytest.mark.anyio
+
+# A loaded machine and the model client's retry backoff make a turn slow; wait generously.
+WAIT_S = 240
+FACT = "The author's editor is Zofia Quintanilla-Brandt."
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedModelServer]:
+    with openai_chat_server(fallback=Reply.text(answer_text("Noted."))) as server:
+        yield server
+
+
+async def start(data: Path, workspace: Path, model: ScriptedModelServer) -> Sidecar:
+    return await Sidecar.start(
+        data,
+        workspace,
+        ATRIUM_MODEL="openai/gpt-4o-mini",
+        ATRIUM_MODEL_API_BASE=model.url + "/v1",
+        ATRIUM_MODEL_API_KEY="sk-scripted",
+    )
+
+
+async def turn(agent: Sidecar, thread_id: str, text: str) -> list[RunEventParams]:
+    run = await agent.call("run/start", {"thread_id": thread_id, "text": text})
+    events = await agent.run_to_end(run["run_id"], within=WAIT_S)
+    assert event_types(events)[-1] == "run_finished", event_types(events)
+    return events
+
+
+def live_chips(events: list[RunEventParams]) -> list[tuple[str, int, str | None, MemoryEvent]]:
+    """(run, seq, the message the chip follows, the event), by the desktop's live rule: the last
+    message with a row of its own seen before it."""
+    chips: list[tuple[str, int, str | None, MemoryEvent]] = []
+    last: str | None = None
+    for params in events:
+        event = params.event
+        if isinstance(event, MessageEvent) and event.message.role == "assistant":
+            last = event.message.id if event.message.content else last
+        elif isinstance(event, MemoryEvent):
+            chips.append((params.run_id, params.seq, last, event))
+    return chips
+
+
+async def test_memory_events_come_back_after_a_restart_with_their_messages(
+    sidecar_data: Path, workspace: Path, model: ScriptedModelServer
+) -> None:
+    agent = await start(sidecar_data, workspace, model)
+    try:
+        thread = (await agent.call("thread/create", {}))["id"]
+        model.push(
+            Reply.tool_call("memory__write", {"text": FACT, "tier": "workspace"}),
+            Reply.text(answer_text("Noted.")),
+        )
+        first = await turn(agent, thread, "Remember: my editor is Zofia Quintanilla-Brandt.")
+        direct = await turn(
+            agent, thread, '/call memory__write {"text": "Tea, no sugar.", "tier": "thread"}'
+        )
+        await turn(agent, thread, "Thanks.")
+        saved = live_chips(first)
+        assert [(c[3].action, c[3].memory.text) for c in saved] == [("saved", FACT)]  # type: ignore[union-attr]
+        assert saved[0][2] is not None and saved[0][2].endswith(":answer")
+        by_hand = live_chips(direct)
+        assert [c[3].memory.text for c in by_hand] == ["Tea, no sugar."]  # type: ignore[union-attr]
+    finally:
+        assert await agent.shutdown() == 0
+
+    agent = await start(sidecar_data, workspace, model)
+    try:
+        reply: Any = await agent.call("memory/events", {"thread_id": thread})
+        result = MemoryEventsResult.model_validate(reply)
+        history = await agent.call("thread/get", {"thread_id": thread, "limit": 200})
+    finally:
+        assert await agent.shutdown() == 0
+
+    got = [(e.run_id, e.seq, e.after_message, e.event) for e in result.events]
+    assert got == saved + by_hand
+    assert not result.has_older
+    shown = {m["id"]: m for m in history["messages"]}
+    for _run, _seq, anchor, _event in got:
+        assert anchor is not None and shown[anchor]["role"] == "assistant"
+        assert shown[anchor]["content"]

@@ -1,0 +1,223 @@
+"""`memory/events` gives back a thread's stored memory events, each with the message its chip
+follows; `thread/compaction` names each summary's first and last message and the message after
+it. Real services over a real SQLite file; the runs are written as the runtime writes them."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+from pydantic import ValidationError
+
+from sidecar.graph.memory.parts import MemoryDeps, build_memory_deps
+from sidecar.handlers.services import Services
+from sidecar.handlers.table import load_all
+from sidecar.protocol import ErrorCode, MessageEvent, RpcError, ToolResult, WireModel
+from sidecar.protocol.memory import (
+    CompactionParams,
+    CompactionResult,
+    MemoryEvent,
+    MemoryEventsParams,
+    MemoryEventsResult,
+    MemoryInfo,
+)
+from sidecar.runtime.wire import message_info
+from sidecar.store import Store
+from sidecar.store.context import ContextRepo
+from sidecar.store.records import StoredToolCall
+from tests.sidecar.rpc.peer import build_services
+
+pytestmark = pytest.mark.anyio
+
+R = TypeVar("R", bound=WireModel)
+
+
+async def call(svc: Services, method: str, params: WireModel, result: type[R]) -> R:
+    """Call the handler registered for `method`, as the RPC server would."""
+    reply = await load_all().bind(svc)[method].handler(params)
+    assert isinstance(reply, result)
+    return reply
+
+
+@pytest.fixture
+def svc(tmp_path: Path) -> Iterator[Services]:
+    services = build_services(tmp_path)
+    deps = build_memory_deps(services.store)
+
+    async def memory() -> MemoryDeps:
+        return deps
+
+    services.memory = memory
+    yield services
+    services.store.db.close()
+
+
+def saved(key: str, text: str) -> MemoryEvent:
+    info = MemoryInfo(key=key, tier="workspace", text=text, by="agent", created_at=1.0,
+                      updated_at=1.0)  # fmt: skip
+    return MemoryEvent(action="saved", key=key, memory=info)
+
+
+class RunWriter:
+    """Writes a run's messages and durable events the way the runtime's emitter does."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, store: Store, thread_id: str, *, question: str | None = None) -> None:
+        self.store, self.thread_id = store, thread_id
+        self.turn = f"turn{next(self._ids)}"
+        if question is not None:
+            store.add_message(thread_id, "user", question, message_id=f"{self.turn}:user")
+        self.run_id = f"run-{self.turn}"
+        store.create_run(self.run_id, thread_id, "start")
+        self._seq = itertools.count()
+
+    def event(self, body: WireModel, event_type: str) -> None:
+        self.store.add_run_event(self.run_id, next(self._seq), event_type, body.model_dump_json())
+
+    def message(self, role: str, text: str, message_id: str, **extra: object) -> str:
+        record = self.store.add_message(
+            self.thread_id,
+            role,
+            text,
+            message_id=message_id,
+            **extra,  # type: ignore[arg-type]
+        )
+        self.event(MessageEvent(message=message_info(record)), "message")
+        return record.id
+
+    def tool_call(self, call_id: str) -> None:
+        call = StoredToolCall(id=call_id, server="memory", tool="search", arguments={})
+        self.message("assistant", "", call_id, tool_calls=[call])
+        self.event(ToolResult(call_id=call_id, is_error=False, content="ok"), "tool_result")
+        self.message("tool", "ok", f"{call_id}:result", tool_call_id=call_id)
+
+    def answer(self, text: str) -> str:
+        return self.message("assistant", text, f"{self.turn}:answer")
+
+    def memory(self, event: MemoryEvent) -> None:
+        self.event(event, "memory")
+
+
+async def test_each_memory_event_follows_the_last_row_message_of_its_turn(
+    svc: Services,
+) -> None:
+    thread = svc.store.create_thread("Chapter").id
+    run = RunWriter(svc.store, thread, question="My editor is Zofia.")
+    run.tool_call("call-1")
+    run.memory(saved("early", "saved before the answer"))
+    answer = run.answer("Noted.")
+    run.memory(saved("late", "The editor is Zofia."))
+    empty = RunWriter(svc.store, thread, question="Remember tea.")
+    empty.answer("")
+    empty.memory(saved("tea", "Tea, no sugar."))
+
+    result = await call(
+        svc, "memory/events", MemoryEventsParams(thread_id=thread), MemoryEventsResult
+    )
+
+    assert [(e.event.key, e.after_message) for e in result.events] == [
+        ("early", f"{run.turn}:user"),
+        ("late", answer),
+        ("tea", f"{empty.turn}:user"),
+    ]
+    assert [(e.run_id, e.seq) for e in result.events] == [
+        (run.run_id, 3),
+        (run.run_id, 5),
+        (empty.run_id, 1),
+    ]
+    assert result.events[1].event == saved("late", "The editor is Zofia.")
+    assert not result.has_older
+
+
+async def test_a_run_that_saves_before_recording_anything_follows_the_authors_message(
+    svc: Services,
+) -> None:
+    thread = svc.store.create_thread("Chapter").id
+    compacting = RunWriter(svc.store, thread, question="Go on.")
+    compacting.memory(saved("flushed", "saved before compaction"))
+    compacting.answer("Going on.")
+    resumed = RunWriter(svc.store, thread)  # a resumed persist: the answer was written before
+    resumed.memory(saved("resumed", "flushed by a resumed turn"))
+
+    result = await call(
+        svc, "memory/events", MemoryEventsParams(thread_id=thread), MemoryEventsResult
+    )
+
+    assert [(e.event.key, e.after_message) for e in result.events] == [
+        ("flushed", f"{compacting.turn}:user"),
+        ("resumed", f"{compacting.turn}:user"),
+    ]
+
+
+async def test_500_turns_with_1000_memory_events_come_back_in_order_and_bounded(
+    svc: Services,
+) -> None:
+    thread = svc.store.create_thread("Long").id
+    other = svc.store.create_thread("Other").id
+    expected: list[tuple[str, str]] = []
+    with svc.store.transaction():
+        for n in range(500):
+            run = RunWriter(svc.store, thread, question=f"Fact {n}.")
+            run.memory(saved(f"k{n}a", f"fact {n}"))
+            answer = run.answer(f"Noted fact {n}.")
+            run.memory(saved(f"k{n}b", f"fact {n} again"))
+            expected += [(f"k{n}a", f"{run.turn}:user"), (f"k{n}b", answer)]
+        noise = RunWriter(svc.store, other, question="Elsewhere.")
+        noise.memory(saved("elsewhere", "another thread's"))
+
+    everything = await call(
+        svc, "memory/events", MemoryEventsParams(thread_id=thread), MemoryEventsResult
+    )
+    newest = await call(
+        svc, "memory/events", MemoryEventsParams(thread_id=thread, limit=300), MemoryEventsResult
+    )
+
+    assert [(e.event.key, e.after_message) for e in everything.events] == expected
+    assert not everything.has_older
+    assert [(e.event.key, e.after_message) for e in newest.events] == expected[-300:]
+    assert newest.has_older
+    with pytest.raises(ValidationError):
+        MemoryEventsParams(thread_id=thread, limit=2_001)
+
+
+async def test_memory_events_of_an_unknown_thread_are_refused(svc: Services) -> None:
+    with pytest.raises(RpcError) as refused:
+        await call(svc, "memory/events", MemoryEventsParams(thread_id="nope"), MemoryEventsResult)
+    assert refused.value.code == ErrorCode.THREAD_NOT_FOUND
+
+
+async def test_each_summary_names_its_range_and_the_first_row_after_it(svc: Services) -> None:
+    thread = svc.store.create_thread("Chapter").id
+    first = RunWriter(svc.store, thread, question="One.")
+    first.answer("Answer one.")
+    second = RunWriter(svc.store, thread, question="Two.")
+    second.tool_call("call-2")
+    second.answer("Answer two.")
+    third = RunWriter(svc.store, thread, question="Three.")
+    contexts = ContextRepo(svc.store.conn)
+    contexts.add_summary(
+        thread, from_seq=1, to_seq=2, from_id=f"{first.turn}:user",
+        to_id=f"{first.turn}:answer", messages=2, text="The first turn.",
+    )  # fmt: skip
+    contexts.add_summary(
+        thread, from_seq=3, to_seq=4, from_id=f"{second.turn}:user", to_id="call-2",
+        messages=2, text="Half of the second.",
+    )  # fmt: skip
+    contexts.add_summary(
+        thread, from_seq=1, to_seq=7, from_id=f"{first.turn}:user",
+        to_id=f"{third.turn}:user", messages=7, text="Everything.",
+    )  # fmt: skip
+
+    result = await call(
+        svc, "thread/compaction", CompactionParams(thread_id=thread), CompactionResult
+    )
+
+    assert [(s.from_id, s.to_id, s.next_id) for s in result.summaries] == [
+        (f"{first.turn}:user", f"{first.turn}:answer", f"{second.turn}:user"),
+        (f"{second.turn}:user", "call-2", f"{second.turn}:answer"),  # past the tool result
+        (f"{first.turn}:user", f"{third.turn}:user", None),  # nothing after it yet
+    ]
