@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from desktop.budget_controller import ThreadBudgetController
 from desktop.ipc.pending import PendingRequest, RequestSender
 from desktop.models.emitter import Emitter
 from desktop.models.run_tree import RunTree
@@ -59,15 +60,18 @@ class CoordController:
         self._sender = sender
         self.tree = tree if tree is not None else RunTree()
         self.tree.resync_needed.connect(self._on_resync_needed)
+        self.budget = ThreadBudgetController(sender)
 
     def handle_run_event(self, params: RunEventParams) -> None:
         self.tree.apply(params)
+        self.budget.handle_run_event(params)
 
     def show_thread(self, thread_id: str | None) -> PendingRequest | None:
         """Show `thread_id`'s plans (None: nothing) and load them."""
         if thread_id == self.tree.thread_id and not self.tree.error:
             return None
         self.tree.select(thread_id)
+        self.budget.show_thread(thread_id)
         return self.reload()
 
     def reload(self) -> PendingRequest | None:

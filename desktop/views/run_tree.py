@@ -3,7 +3,8 @@
 A thin view over `RunTree`: thread → plan (goal, version, status) → task (title, status with a
 stalled badge, profile, elapsed time ticking while it runs, attempt, tokens, cost, current
 activity, Cancel / Retry) → the subagent's activity lines. The header holds the "Autonomous
-plans" switch, a refresh button and the tree's error, if any.
+plans" switch, a refresh button, the thread's budget (spent and remaining, "Budget…") and the
+tree's error, if any.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from desktop.models.run_tree import (
     format_elapsed,
 )
 from desktop.views.text import build_status_label
+from desktop.views.thread_budget import ThreadBudgetWidget
 from sidecar.protocol import PlanInfo, TaskInfo
 
 COLUMNS = ("Item", "Status", "Profile", "Elapsed", "Attempt", "Tokens in/out", "Cost", "Activity")
@@ -50,14 +52,21 @@ def task_status_text(task: TaskInfo) -> str:
 
 
 def plan_status_text(plan: PlanInfo) -> str:
-    """The plan's status and, with a token budget, what it spent and what remains."""
-    if plan.budget_tokens is None:
-        return plan.status
-    warned = " · 80% spent" if plan.budget_warned else ""
-    return (
-        f"{plan.status} · {plan.spent_tokens:,} of {plan.budget_tokens:,} tokens"
-        f" ({plan.remaining_tokens or 0:,} left){warned}"
-    )
+    """The plan's status and, with a token or cost budget, what it spent and what remains."""
+    parts = [plan.status]
+    if plan.budget_tokens is not None:
+        parts.append(
+            f"{plan.spent_tokens:,} of {plan.budget_tokens:,} tokens"
+            f" ({plan.remaining_tokens or 0:,} left)"
+        )
+    if plan.budget_cost is not None:
+        parts.append(
+            f"${plan.spent_cost:.4f} of ${plan.budget_cost:.4f}"
+            f" (${plan.remaining_cost or 0.0:.4f} left)"
+        )
+    if plan.budget_warned and len(parts) > 1:
+        parts.append("80% spent")
+    return " · ".join(parts)
 
 
 def _tokens(task: TaskInfo) -> str:
@@ -127,6 +136,7 @@ class RunTreePanel(QWidget):
         header.addWidget(self.title_label, 1)
         header.addWidget(self.autonomous_check)
         header.addWidget(self.refresh_button)
+        self.budget_widget = ThreadBudgetWidget(self.controller.budget)
         self.error_label = build_status_label()
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels([*COLUMNS, ""])
@@ -135,6 +145,7 @@ class RunTreePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(header)
+        layout.addWidget(self.budget_widget)
         layout.addWidget(self.error_label)
         self.error_label.setHidden(False)  # empty text takes no room; shown once parented
         layout.addWidget(self.tree, 1)
