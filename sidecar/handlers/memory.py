@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from sidecar import settings as settings_mod
 from sidecar.graph.memory.identity import IDENTITY_FILES
 from sidecar.handlers.errors import typed_errors
+from sidecar.handlers.queue import queue_errors
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.protocol import ErrorCode, RpcError
@@ -225,9 +226,12 @@ async def compaction(svc: Services, params: CompactionParams) -> CompactionResul
     contexts = mem.contexts
     if params.mode is not None:
         contexts.set_compaction(params.thread_id, mode=params.mode)
-    if params.compact_now:
+    if params.compact_now and svc.queue is not None:
         # A `/compact` turn: at once on an idle thread, right after the running turn otherwise.
-        await svc.queue.submit(params.thread_id, "/compact", "followup")
+        with queue_errors():
+            await svc.queue.submit(params.thread_id, "/compact", "followup")
+    elif params.compact_now:  # no message queue (an app without one): at the next turn
+        contexts.set_compaction(params.thread_id, compact_next=True)
     if params.set_channel:
         contexts.set_channel(params.thread_id, (params.channel or "").strip() or None)
     current = contexts.settings(params.thread_id)
