@@ -29,6 +29,7 @@ from sidecar.host.features.client import HostFeatures
 from sidecar.host.features.sampling import LMSampler
 from sidecar.host.host import ServerSpec, ServerStatus, ToolHost
 from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE
+from sidecar.llm.embeddings import Embedder, embedding_config
 from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
 from sidecar.protocol import RunEventParams
@@ -189,6 +190,7 @@ class PlannerProvider:
         self._env = env
         self._cached: tuple[LMConfig, DspyPlanner] | None = None
         self._others: dict[str, tuple[LMConfig, DspyPlanner]] = {}
+        self._embedder: Embedder | None = None
 
     def config(self) -> LMConfig | None:
         from sidecar.llm.config import resolve_lm_config
@@ -203,6 +205,15 @@ class PlannerProvider:
         if self._cached is None or self._cached[0] != config:
             self._cached = (config, DspyPlanner(config))
         return self._cached[1]
+
+    def embedder(self) -> Embedder | None:
+        """The embedding model for finding memories by meaning (None unless one is named)."""
+        config = embedding_config(self._env, self.config())
+        if config is None:
+            return None
+        if self._embedder is None or self._embedder.config != config:
+            self._embedder = Embedder(config)
+        return self._embedder
 
     def for_model(self, model: str) -> DspyPlanner | None:
         """A planner on another model (a subagent profile's), same endpoint and key."""
@@ -338,6 +349,7 @@ class SidecarApp:
             data_dir=self.data,
             planner_for=self.planner.for_model,
             steering=self.queue.take_steering,
+            embedder=self.planner.embedder,
             lane=self.runs.lanes.slot,
             memory=await self.memory.get(),
         )

@@ -12,6 +12,7 @@ from sidecar.coord.coordinator import Coordinator
 from sidecar.coord.profiles import DEFAULT_PROFILES, Profile
 from sidecar.graph.memory.parts import MemoryDeps
 from sidecar.host.host import ToolHost
+from sidecar.llm.embeddings import Embedder
 from sidecar.llm.types import Planner
 from sidecar.store import Store
 
@@ -53,5 +54,7 @@ class GraphDeps:
     # The author's messages queued in steer mode for this thread's running turn, delivered
     # (written to the conversation) as they are taken; the planner reads them before each step.
     steering: Callable[[str, str | None, Collection[str]], list[tuple[str, str]]] | None = None
+    # The configured embedding model (None: memories are found by their words only).
+    embedder: Callable[[], Embedder | None] | None = None
     # A slot of a runtime lane by name (`subagent` for the tasks a turn hands off).
     lane: Callable[[str], AbstractAsyncContextManager[None]] | None = None

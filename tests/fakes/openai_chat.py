@@ -1,4 +1,5 @@
-"""OpenAI Chat Completions dialect: `POST /v1/chat/completions` (JSON or SSE) and `GET /v1/models`.
+"""OpenAI dialect: `POST /v1/chat/completions` (JSON or SSE), `POST /v1/embeddings`
+(`concept_vector`) and `GET /v1/models`.
 
 Follows the real format closely because the sidecar's DSPy -> LiteLLM planner parses it: `chatcmpl-`
 ids, `object` fields, `created`, `model` echoed from the request, `system_fingerprint`, `usage`
@@ -11,8 +12,10 @@ chunk with `choices: []` when `stream_options.include_usage`, then `data: [DONE]
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
+import zlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -60,6 +63,36 @@ def _finish(reply: Reply) -> str:
     return reply.finish_reason or ("tool_calls" if reply.calls else "stop")
 
 
+EMBEDDING_DIMS = 256
+CONCEPTS = {
+    "editor": "publishing",
+    "edits": "publishing",
+    "publisher": "publishing",
+    "publishes": "publishing",
+    "manuscript": "book",
+    "novel": "book",
+    "book": "book",
+    "due": "deadline",
+    "deadline": "deadline",
+}
+"""Words the scripted embedding model treats as one meaning; any other word is its own."""
+_STOPWORDS = frozenset(
+    ["a", "an", "and", "for", "is", "it", "my", "of", "the", "to", "when", "which", "who", "what"]
+)
+
+
+def concept_vector(text: str) -> list[float]:
+    """A deterministic embedding: one dimension per meaning of the text's words (`CONCEPTS`),
+    so texts that share no word can still be close, as with a real embedding model."""
+    vector = [0.0] * EMBEDDING_DIMS
+    for word in re.findall(r"\w+", text.lower()):
+        if word in _STOPWORDS or word.isdigit():  # numbers carry no meaning here
+            continue
+        concept = CONCEPTS.get(word, word)
+        vector[zlib.crc32(concept.encode()) % EMBEDDING_DIMS] += 1.0
+    return vector
+
+
 class OpenAIChatDialect:
     """Renders `Reply` values as Chat Completions responses."""
 
@@ -82,6 +115,21 @@ class OpenAIChatDialect:
 
     def handle_other(self, exchange: Exchange) -> None:
         path = exchange.request.path.rstrip("/")
+        if exchange.request.method == "POST" and path.endswith("/embeddings"):
+            body = exchange.request.body if isinstance(exchange.request.body, dict) else {}
+            texts = body.get("input", [])
+            texts = [texts] if isinstance(texts, str) else list(texts)
+            data = [
+                {"object": "embedding", "index": i, "embedding": concept_vector(str(t))}
+                for i, t in enumerate(texts)
+            ]
+            tokens = sum(len(str(t).split()) for t in texts)
+            usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+            model = body.get("model", "scripted-embedding")
+            exchange.send_json(
+                200, {"object": "list", "data": data, "model": model, "usage": usage}
+            )
+            return
         if exchange.request.method == "GET" and path.endswith("/models"):
             exchange.send_json(
                 200, {"object": "list", "data": [self._model(m) for m in self.models]}

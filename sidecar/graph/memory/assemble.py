@@ -140,8 +140,11 @@ def assemble(
     budget: Budget,
     counter: TokenCounter,
     with_memory: bool = True,
+    similar: Sequence[Memory] = (),
 ) -> Assembly:
-    """The context of a turn whose new message is `text` (already in the thread)."""
+    """The context of a turn whose new message is `text` (already in the thread); `similar`:
+    memories found by meaning (`sidecar.graph.memory.vectors`), offered after those whose
+    words match."""
     out = Assembly(warnings=list(identity.warnings))
     _identity(out, identity)
     summary = sources.contexts.latest_summary(thread_id)
@@ -155,6 +158,7 @@ def assemble(
             pinned=pinned,
             budget=budget,
             counter=counter,
+            similar=similar,
         )
     _summary(out, summary, budget, counter)
     notes = len(out.turns)
@@ -248,10 +252,15 @@ def _memories(
     pinned: set[str],
     budget: Budget,
     counter: TokenCounter,
+    similar: Sequence[Memory] = (),
 ) -> None:
     matches = memory.search(scope, text, limit=MEMORY_MATCHES)
     found = [(m, "matches the new message") for m in matches]
     seen = pinned | {m.key for m, _ in found}
+    for close in similar:
+        if close.key not in seen:
+            found.append((close, "close in meaning to the new message"))
+            seen.add(close.key)
     if len(found) < RECENT_MEMORIES:
         for recent in memory.recent(scope, limit=RECENT_MEMORIES + len(seen)):
             if recent.key not in seen and len(found) < RECENT_MEMORIES:

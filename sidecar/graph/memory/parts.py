@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from mcp_servers.memory import MemoryStore
 from sidecar.graph.memory.assemble import RecentCache, Sources
+from sidecar.graph.memory.vectors import VectorIndex
 from sidecar.store import Store
 from sidecar.store.context import ContextRepo
 
@@ -20,9 +21,17 @@ class MemoryDeps:
     window: int | None = None
 
     recent: RecentCache = field(default_factory=RecentCache)
+    _vectors: list[VectorIndex] = field(default_factory=list[VectorIndex])
 
     def sources(self, store: Store) -> Sources:
         return Sources(store, self.memory, self.contexts, self.recent)
+
+    def vectors(self) -> VectorIndex:
+        """The memories' vectors (their table is made on first use: only with an embedding
+        model configured)."""
+        if not self._vectors:
+            self._vectors.append(VectorIndex(self.memory.conn))
+        return self._vectors[0]
 
 
 def build_memory_deps(store: Store, window: int | None = None) -> MemoryDeps:

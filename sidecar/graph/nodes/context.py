@@ -29,6 +29,7 @@ from sidecar.graph.memory.identity import Identity, read_identity
 from sidecar.graph.memory.parts import MemoryDeps, build_memory_deps
 from sidecar.graph.memory.staging import scope_for
 from sidecar.graph.memory.tokens import TokenCounter, load_counter
+from sidecar.graph.memory.vectors import similar_memories
 from sidecar.graph.nodes.tool import agent_profile
 from sidecar.graph.skills import offer_skills
 from sidecar.graph.state import RESET, TurnState
@@ -36,6 +37,8 @@ from sidecar.llm.types import Planner
 
 log = logging.getLogger(__name__)
 IDENTITY_DEADLINE_S = 5.0
+EMBED_DEADLINE_S = 10.0
+SIMILAR_MEMORIES = 8
 WINDOW_DEADLINE_S = 20.0
 _FALLBACK: dict[int, MemoryDeps] = {}
 
@@ -92,6 +95,8 @@ async def _assembled(
     identity = Identity() if is_agent else await _identity(deps.workspace(), budget, counter)
     sources = mem.sources(deps.store)
 
+    similar = [] if is_agent else await _similar(deps, mem, scope, state.get("text") or "")
+
     def build() -> Assembly:
         return assemble(
             sources,
@@ -102,6 +107,7 @@ async def _assembled(
             budget=budget,
             counter=counter,
             with_memory=not is_agent,
+            similar=similar,
         )
 
     assembly = build()
@@ -154,6 +160,23 @@ def _notice(outcome: CompactionOutcome | None, why_not: str | None) -> str:
     if why_not is not None:
         return f"Nothing was summarized: {why_not}."
     return "Nothing was summarized."
+
+
+async def _similar(deps: GraphDeps, mem: MemoryDeps, scope: Scope, text: str) -> list[Memory]:
+    """Memories close in meaning to the new message, when an embedding model is configured; a
+    failed or slow embedding request costs only this (the turn goes on with word matches)."""
+    embedder = deps.embedder() if deps.embedder is not None else None
+    if embedder is None or not text.strip():
+        return []
+    try:
+        async with asyncio.timeout(EMBED_DEADLINE_S):
+            found = await similar_memories(
+                mem.vectors(), embedder, mem.memory, scope, text, limit=SIMILAR_MEMORIES
+            )
+    except Exception as exc:  # never required: say so in the log and go on
+        log.warning("finding memories by meaning failed (%s): %s", embedder.model, exc)
+        return []
+    return [memory for memory, _ in found]
 
 
 def _why_not_compact(planner: Planner | None, mode: str) -> str | None:
