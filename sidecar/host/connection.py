@@ -95,6 +95,8 @@ class Connection:
         self._wake.set()
         if self.task is not None:
             if self.state == "starting":
+                if self._process is not None:
+                    self._process.hurry()  # nothing to finish: do not wait on its own exit
                 self.task.cancel()
             with suppress(asyncio.CancelledError):
                 await self.task

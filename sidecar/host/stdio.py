@@ -153,6 +153,7 @@ class StdioTransport:
         self._process: Process | None = None
         self._stack: AsyncExitStack | None = None
         self._exited: anyio.Event | None = None
+        self._hurried = False
         self._decode_line = _line_decoder(params)
         self._transcode = _needs_transcoding(params.encoding)
 
@@ -181,6 +182,13 @@ class StdioTransport:
             raise RuntimeError("the transport has not started")
         await self._exited.wait()
         return self.returncode
+
+    def hurry(self) -> None:
+        """End without waiting for the server to exit by itself once its stdin closes: SIGTERM
+        at once (SIGKILL after FORCE_KILL_TIMEOUT). For a server still starting, which has no
+        session to finish: a Python server busy importing would otherwise hold the sidecar's
+        own shutdown for seconds."""
+        self._hurried = True
 
     async def __aenter__(self) -> TransportStreams:
         if self._stack is not None:
@@ -349,7 +357,7 @@ class StdioTransport:
         with anyio.move_on_after(WRITER_FLUSH_TIMEOUT):
             await writer_done.wait()
         await _close_quietly(process.stdin)
-        with anyio.move_on_after(PROCESS_TERMINATION_TIMEOUT):
+        with anyio.move_on_after(0.0 if self._hurried else PROCESS_TERMINATION_TIMEOUT):
             await live.exited.wait()
         await terminate_group(process)
         with anyio.move_on_after(FORCE_KILL_TIMEOUT):

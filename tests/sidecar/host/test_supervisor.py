@@ -202,3 +202,23 @@ async def test_adding_a_valid_entry_over_a_broken_one_clears_its_issue(
         await statuses.wait_state("time", "ready")
     finally:
         await host.aclose()
+
+
+async def test_stopping_a_server_still_starting_does_not_wait_for_it_to_exit_by_itself(
+    host: ToolHost, statuses: StatusLog, monkeypatch: pytest.MonkeyPatch
+):
+    """A Python server still importing never reads its closed stdin: stopping it must not wait
+    the grace a live server gets (made a minute here, past this test's patience)."""
+    from sidecar.host import stdio
+
+    monkeypatch.setattr(stdio, "PROCESS_TERMINATION_TIMEOUT", 60.0)
+    importing = "import sys, time; print('importing', file=sys.stderr, flush=True); time.sleep(120)"
+    await host.add(validate_entry("slow", {"command": sys.executable, "args": ["-c", importing]}))
+    await asyncio.wait_for(host.stderr_tail("slow").wait_for("importing"), 30)
+    pid = host.status("slow").pid
+    assert host.status("slow").state == "starting" and pid is not None
+    async with asyncio.timeout(30):
+        await host.aclose()
+    assert host.status("slow").state == "stopped"
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
