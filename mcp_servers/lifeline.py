@@ -5,7 +5,10 @@ call (a sandbox program that sleeps, a strong agent's CLI) may not read for minu
 sidecar then leaves it running. So each built-in server asks the kernel for a signal when its
 parent dies (Linux ``PR_SET_PDEATHSIG``; elsewhere a thread that watches the parent pid), and
 turns SIGTERM into an orderly exit: the running calls are cancelled, which stops their child
-processes. Standard library only.
+processes. An orderly exit can hang: the interpreter waits for its worker threads, and one
+blocked in a read that never returns keeps it waiting for good (seen as a sandbox or agents
+server left sleeping in a futex after a killed sidecar, about one run in six). So SIGTERM also
+starts a timer that ends the process outright after EXIT_GRACE_S. Standard library only.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from types import FrameType
 
 _PR_SET_PDEATHSIG = 1
 WATCH_INTERVAL_S = 0.5
+EXIT_GRACE_S = 5.0
 
 
 def die_with_parent() -> None:
@@ -55,6 +59,9 @@ def _watch(parent: int) -> None:
 
 def _exit_on_term(signum: int, frame: FrameType | None) -> None:
     del frame
+    timer = threading.Timer(EXIT_GRACE_S, os._exit, args=(128 + signum,))
+    timer.daemon = True
+    timer.start()
     # SystemExit unwinds the event loop: every task (each running call) is cancelled and its
     # clean-up (killing a sandbox program's process group, a CLI's session) runs.
     raise SystemExit(128 + signum)

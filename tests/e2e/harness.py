@@ -79,7 +79,9 @@ class Sidecar:
             async with self._changed:
                 self.raw.append(message)
                 if "id" in message and message["id"] in self._pending:
-                    self._pending.pop(message["id"]).set_result(message)
+                    waiter = self._pending.pop(message["id"])
+                    if not waiter.done():  # a caller that gave up waiting cancelled it
+                        waiter.set_result(message)
                 elif message.get("method") == "run/event":
                     self.events.append(RunEventParams.model_validate(message["params"]))
                 self._changed.notify_all()

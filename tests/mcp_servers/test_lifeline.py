@@ -20,12 +20,6 @@ GRANDCHILD = (
     "import time\n"
     "time.sleep(120)\n"
 )
-PARENT = (
-    "import subprocess, sys, time\n"
-    f"child = subprocess.Popen([sys.executable, '-c', {GRANDCHILD!r}], stdin=subprocess.DEVNULL)\n"
-    "print(child.pid, flush=True)\n"
-    "time.sleep(120)\n"
-)
 
 
 def _alive(pid: int) -> bool:
@@ -36,10 +30,32 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+# A grandchild whose orderly exit hangs: a worker thread blocked for good, which the
+# interpreter waits for at exit (as a thread pool's worker reading a pipe would).
+HANGING_GRANDCHILD = (
+    "from mcp_servers.lifeline import die_with_parent\n"
+    "die_with_parent()\n"
+    "import threading, time\n"
+    "threading.Thread(target=threading.Event().wait).start()\n"
+    "time.sleep(120)\n"
+)
+
+
+def _parent(grandchild: str) -> str:
+    return (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {grandchild!r}],"
+        " stdin=subprocess.DEVNULL)\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_server_whose_parent_is_killed_exits(tmp_path: Path) -> None:
+@pytest.mark.parametrize("grandchild", [GRANDCHILD, HANGING_GRANDCHILD], ids=["idle", "hanging"])
+def test_a_server_whose_parent_is_killed_exits(tmp_path: Path, grandchild: str) -> None:
     parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT], stdout=subprocess.PIPE, cwd=REPO, text=True
+        [sys.executable, "-c", _parent(grandchild)], stdout=subprocess.PIPE, cwd=REPO, text=True
     )
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
