@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sidecar.app import sandbox_spec, workspace_spec
+from sidecar.builtin_servers import sandbox_spec, workspace_spec
 from sidecar.graph.builder import build_graph
 from sidecar.graph.deps import GraphDeps
 from sidecar.host.host import ToolHost

@@ -9,15 +9,22 @@ import logging
 import logging.handlers
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
-from mcp_servers.schedule import ScheduleBook
 from mcp_servers.schedule.timing import local_zone_name
 from sidecar import heap
 from sidecar import settings as settings_mod
+from sidecar.builtin_servers import (
+    agents_spec,
+    memory_spec,
+    sandbox_spec,
+    schedule_spec,
+    skills_spec,
+    workspace_spec,
+)
 from sidecar.coord.coordinator import Coordinator, Timings
 from sidecar.coord.profiles import ProfilesFile
 from sidecar.graph.memory.lazy import LazyMemory
@@ -27,7 +34,7 @@ from sidecar.handlers.table import load_all
 from sidecar.host.config import ConfigFile
 from sidecar.host.features.client import HostFeatures
 from sidecar.host.features.sampling import LMSampler
-from sidecar.host.host import ServerSpec, ServerStatus, ToolHost
+from sidecar.host.host import ServerStatus, ToolHost
 from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE
 from sidecar.llm.embeddings import Embedder, embedding_config
 from sidecar.llm.planner import DspyPlanner, aclose_model_clients
@@ -85,90 +92,6 @@ def version() -> str:
         return metadata.version("atrium")
     except metadata.PackageNotFoundError:
         return "0+unknown"
-
-
-def workspace_spec(root: Path) -> ServerSpec:
-    def target() -> Any:
-        from mcp_servers.workspace import build_server
-
-        return build_server(root)
-
-    return ServerSpec(name="workspace", target=target, trusted=True)
-
-
-def memory_spec(memory: LazyMemory) -> ServerSpec:
-    """The memory server, in-process over the SDK's in-memory transport: it shares the
-    sidecar's database connection, so the sidecar stays the one writer of the file."""
-
-    def target() -> Any:
-        from mcp_servers.memory import build_server
-
-        return build_server(memory.wait().memory)
-
-    return ServerSpec(name="memory", target=target, trusted=True)
-
-
-def schedule_spec(book: Callable[[], ScheduleBook]) -> ServerSpec:
-    """The schedule server, in-process on the sidecar's database (the one writer)."""
-
-    def target() -> Any:
-        from mcp_servers.schedule import build_server
-
-        return build_server(book())
-
-    return ServerSpec(name="schedule", target=target, trusted=True)
-
-
-def skills_spec(workspace: Path, data: Path) -> ServerSpec:
-    """Skills in process: the workspace's `.agents/skills` and `.claude/skills`, then the
-    account's `<data dir>/skills`; their scripts run in the sandbox runner under the data dir."""
-
-    def target() -> Any:
-        from mcp_servers.skills import build_server
-        from mcp_servers.skills.catalog import default_roots
-
-        roots = default_roots(workspace, data / "skills")
-        return build_server(roots, sandbox_dir=data / "sandbox" / "skills")
-
-    return ServerSpec(name="skills", target=target, trusted=True)
-
-
-def sandbox_spec(workdir: Path) -> ServerSpec:
-    def target() -> Any:
-        from mcp import StdioServerParameters
-
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
-        # A bundled app is one executable that takes its role from the first argument.
-        role = ["--mcp-sandbox"] if getattr(sys, "frozen", False) else ["-m", "mcp_servers.sandbox"]
-        return StdioServerParameters(
-            command=sys.executable, args=[*role, "--workdir", str(workdir)], env=env
-        )
-
-    return ServerSpec(name="sandbox", target=target, trusted=True)
-
-
-def agents_spec(data: Path, model: Callable[[], LMConfig | None] | None = None) -> ServerSpec:
-    """The strong-agent controllers (Claude Code, Codex, OpenClaw) as a built-in stdio server.
-    The CLIs need the author's own environment (PATH, their keys and base URLs); Atrium's model
-    settings (`model()`, resolved when the server starts) reach it as `ATRIUM_MODEL*`, which
-    OpenClaw runs use as their model, so one key serves both."""
-
-    def target() -> Any:
-        from mcp import StdioServerParameters
-
-        role = ["--mcp-agents"] if getattr(sys, "frozen", False) else ["-m", "mcp_servers.agents"]
-        args = [*role, "--trace-dir", str(data / "traces")]
-        env = dict(os.environ)
-        config = model() if model is not None else None
-        if config is not None:
-            env["ATRIUM_MODEL"] = config.model
-            if config.api_base:
-                env["ATRIUM_MODEL_API_BASE"] = config.api_base
-            if config.api_key:
-                env["ATRIUM_MODEL_API_KEY"] = config.api_key
-        return StdioServerParameters(command=sys.executable, args=args, env=env)
-
-    return ServerSpec(name="agents", target=target, trusted=True)
 
 
 def coordinator_timings(env: Mapping[str, str]) -> Timings:

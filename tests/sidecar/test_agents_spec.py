@@ -9,7 +9,7 @@ import pytest
 from mcp import StdioServerParameters
 
 from mcp_servers.agents.controllers.openclaw_state import model_from_settings
-from sidecar.app import agents_spec
+from sidecar.builtin_servers import agents_spec
 from sidecar.llm.types import LMConfig
 
 
