@@ -7,11 +7,11 @@ from desktop.models.emitter import Emitter
 from desktop.models.inbox import InterruptInbox
 from desktop.models.session import SessionState
 from desktop.models.threads import RunState, ThreadsState, describe_run
-from desktop.models.transcript import (
+from desktop.models.transcript import Transcript
+from desktop.models.transcript_entries import (
     MessageEntry,
     NoticeEntry,
     ToolCallEntry,
-    Transcript,
     TranscriptEntry,
 )
 

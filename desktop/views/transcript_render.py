@@ -28,7 +28,12 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from desktop.models.stream_text import BlockSplitter
-from desktop.models.transcript import MessageEntry, NoticeEntry, ToolCallEntry, TranscriptEntry
+from desktop.models.transcript_entries import (
+    MessageEntry,
+    NoticeEntry,
+    ToolCallEntry,
+    TranscriptEntry,
+)
 from desktop.models.transcript_marks import (
     MemoryChipEntry,
     SummaryDividerEntry,
