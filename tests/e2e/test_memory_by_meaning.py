@@ -5,29 +5,22 @@ the embedding request fails, the turn goes on with word matches only."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.harness import Sidecar
-from tests.e2e.test_memory import prompt_of, start, turn
-from tests.fakes.dspy_format import answer_text
-from tests.fakes.model_server import Reply, ScriptedModelServer
-from tests.fakes.openai_chat import openai_chat_server
+from tests.e2e.test_memory import model, prompt_of, start, turn
+from tests.fakes.model_server import ScriptedModelServer
 
 pytestmark = pytest.mark.anyio
+
+__all__ = ["model"]  # the fixture, shared with the memory tests
 
 FACT = "Zofia Quintanilla-Brandt publishes our series."
 QUESTION = "Who is the editor?"  # no word in common with FACT
 NEWER = [f"The harbour scene {n} needs more gulls." for n in range(12)]
-
-
-@pytest.fixture
-def model() -> Iterator[ScriptedModelServer]:
-    with openai_chat_server(fallback=Reply.text(answer_text("Noted."))) as server:
-        yield server
 
 
 async def _planted(agent: Sidecar) -> str:

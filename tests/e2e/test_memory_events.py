@@ -4,7 +4,6 @@ for it, or the author's direct call does), the sidecar is restarted on the same 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,39 +11,15 @@ import pytest
 
 from sidecar.protocol import MessageEvent, RunEventParams
 from sidecar.protocol.memory import MemoryEvent, MemoryEventsResult
-from tests.e2e.harness import Sidecar, event_types
+from tests.e2e.test_memory import model, start, turn
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
-from tests.fakes.openai_chat import openai_chat_server
 
 pytestmark = pytest.mark.anyio
 
-# A loaded machine and the model client's retry backoff make a turn slow; wait generously.
-WAIT_S = 240
+__all__ = ["model"]  # the fixture, shared with the memory tests
+
 FACT = "The author's editor is Zofia Quintanilla-Brandt."
-
-
-@pytest.fixture
-def model() -> Iterator[ScriptedModelServer]:
-    with openai_chat_server(fallback=Reply.text(answer_text("Noted."))) as server:
-        yield server
-
-
-async def start(data: Path, workspace: Path, model: ScriptedModelServer) -> Sidecar:
-    return await Sidecar.start(
-        data,
-        workspace,
-        ATRIUM_MODEL="openai/gpt-4o-mini",
-        ATRIUM_MODEL_API_BASE=model.url + "/v1",
-        ATRIUM_MODEL_API_KEY="sk-scripted",
-    )
-
-
-async def turn(agent: Sidecar, thread_id: str, text: str) -> list[RunEventParams]:
-    run = await agent.call("run/start", {"thread_id": thread_id, "text": text})
-    events = await agent.run_to_end(run["run_id"], within=WAIT_S)
-    assert event_types(events)[-1] == "run_finished", event_types(events)
-    return events
 
 
 def live_chips(events: list[RunEventParams]) -> list[tuple[str, int, str | None, MemoryEvent]]:
