@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,28 +14,14 @@ import pytest
 from sidecar.protocol import RunEventParams
 from sidecar.protocol.checks import TaskCheck
 from tests.e2e.harness import Sidecar, event_types
-from tests.e2e.test_subagents import _answers, _start, _task
+from tests.e2e.test_subagents import _answers, _task, agent, model
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
-from tests.fakes.openai_chat import openai_chat_server
 from tests.fakes.script import RecordedRequest
 
 pytestmark = pytest.mark.anyio
 
-
-@pytest.fixture
-def model() -> Iterator[ScriptedModelServer]:
-    with openai_chat_server() as server:
-        yield server
-
-
-@pytest.fixture
-async def agent(
-    sidecar_data: Path, workspace: Path, model: ScriptedModelServer
-) -> AsyncIterator[Sidecar]:
-    process = await _start(sidecar_data, workspace, model)
-    yield process
-    await process.kill()
+__all__ = ["agent", "model"]  # the fixtures, shared with the subagent tests
 
 
 _VERIFIER_MARK = "Check whether a finished task's result meets its acceptance criteria."

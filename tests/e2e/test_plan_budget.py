@@ -5,35 +5,19 @@ spent and remaining are on the plan; a bad budget is refused before anything is 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sidecar.protocol import RunEventParams
 from tests.e2e.harness import Sidecar, event_types
-from tests.e2e.test_subagents import _answers, _start, _task, _task_of
+from tests.e2e.test_subagents import _answers, _task, _task_of, agent, model
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import RecordedRequest, Reply, ScriptedModelServer
-from tests.fakes.openai_chat import openai_chat_server
 
 pytestmark = pytest.mark.anyio
 
-
-@pytest.fixture
-def model() -> Iterator[ScriptedModelServer]:
-    with openai_chat_server() as server:
-        yield server
-
-
-@pytest.fixture
-async def agent(
-    sidecar_data: Path, workspace: Path, model: ScriptedModelServer
-) -> AsyncIterator[Sidecar]:
-    process = await _start(sidecar_data, workspace, model)
-    yield process
-    await process.kill()
+__all__ = ["agent", "model"]  # the fixtures, shared with the subagent tests
 
 
 def _questions(events: list[RunEventParams]) -> list[Any]:

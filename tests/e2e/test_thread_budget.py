@@ -6,7 +6,6 @@ turn finish; an autonomous thread stops without asking; a plan's `budget_cost` s
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,30 +14,16 @@ import pytest
 from sidecar.protocol import RunEventParams
 from tests.e2e.harness import Sidecar, event_types
 from tests.e2e.test_plan_budget import _approved_plan, _plan, _questions
-from tests.e2e.test_subagents import _start, _task
+from tests.e2e.test_subagents import _task, agent, model
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
-from tests.fakes.openai_chat import openai_chat_server
 
 pytestmark = pytest.mark.anyio
 
+__all__ = ["agent", "model"]  # the fixtures, shared with the subagent tests
+
 # gpt-4o-mini: $0.15 per million input tokens.
 PRICE_IN = 0.15 / 1_000_000
-
-
-@pytest.fixture
-def model() -> Iterator[ScriptedModelServer]:
-    with openai_chat_server() as server:
-        yield server
-
-
-@pytest.fixture
-async def agent(
-    sidecar_data: Path, workspace: Path, model: ScriptedModelServer
-) -> AsyncIterator[Sidecar]:
-    process = await _start(sidecar_data, workspace, model)
-    yield process
-    await process.kill()
 
 
 def _budget_events(events: list[RunEventParams]) -> list[dict[str, Any]]:

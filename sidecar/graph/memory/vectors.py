@@ -16,6 +16,7 @@ query joins the memory rows) and is dropped when met.
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from collections.abc import Sequence
@@ -85,8 +86,6 @@ class VectorIndex:
         """Memories of `prefixes` without a current vector for `model`, newest first."""
         if not prefixes:
             return []
-        import json
-
         marks = ",".join("?" * len(prefixes))
         rows = self.conn.execute(
             f"SELECT s.prefix, s.key, {_VERSION} AS version, s.value FROM store s"
