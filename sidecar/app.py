@@ -36,6 +36,7 @@ from sidecar.host.features.client import HostFeatures
 from sidecar.host.features.sampling import LMSampler
 from sidecar.host.host import ServerStatus, ToolHost
 from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE
+from sidecar.llm.embeddings import MODEL_ENV as EMBEDDING_MODEL_ENV
 from sidecar.llm.embeddings import Embedder, embedding_config
 from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
@@ -131,6 +132,8 @@ class PlannerProvider:
 
     def embedder(self) -> Embedder | None:
         """The embedding model for finding memories by meaning (None unless one is named)."""
+        if not (self._env.get(EMBEDDING_MODEL_ENV) or "").strip():
+            return None  # off: no need to resolve the chat model's endpoint on every turn
         config = embedding_config(self._env, self.config())
         if config is None:
             return None
