@@ -11,6 +11,24 @@ Triggers run inside the store's own write transaction, so the index never disagr
 rows, whichever process wrote them. `recursive_triggers` is switched on for the connection
 because the store upserts with `INSERT OR REPLACE`, whose implicit delete fires delete triggers
 only with it on.
+
+Two processes may write one file at once (two standalone servers on one file). LangGraph's
+store is not made for that, in two places, and each has its mend here:
+
+- Its write transactions start with a deferred `BEGIN`. The first statement then reads (FTS5
+  loads its configuration, a fresh connection loads the schema) before it writes, and SQLite
+  answers a read transaction that must become a write transaction after another process
+  committed with "database is locked" at once, without waiting on the busy timeout. The store
+  here (`_ImmediateStore`) begins every transaction with `BEGIN IMMEDIATE`, which takes the write
+  lock first and so waits its turn.
+- `SqliteStore.setup` reads the migration version and applies migrations in separate statements,
+  so two processes setting up one new file both apply migration 0 and one fails on
+  `store_migrations`' key; switching a new file to WAL at the same moment can also answer
+  "database is locked" at once. `MemoryStore.open` sets up under the file lock of
+  `mcp_servers.shared_file`.
+
+tests/mcp_servers/memory/test_store.py pins both reasons: its tests fail when LangGraph's store
+begins with `BEGIN IMMEDIATE` or sets up atomically, and then the mend can go.
 """
 
 from __future__ import annotations
@@ -20,7 +38,8 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
@@ -28,6 +47,7 @@ from typing import Any, Literal, cast, get_args
 from langgraph.store.base import PutOp
 from langgraph.store.sqlite import SqliteStore  # pyright: ignore[reportMissingTypeStubs]
 
+from ..shared_file import setting_up
 from .errors import MemoryErrorCode, MemoryRefusal
 from .query import selective_terms, terms_of
 
@@ -150,6 +170,27 @@ def check_text(text: str) -> str:
 SourceCheck = Callable[[str, str], bool]
 
 
+class _ImmediateStore(SqliteStore):
+    """`SqliteStore` whose transactions begin with `BEGIN IMMEDIATE` (see the module docstring).
+
+    Same body as `SqliteStore._cursor` but for the `BEGIN` it issues."""
+
+    @contextmanager
+    def _cursor(self, *, transaction: bool = True) -> Generator[sqlite3.Cursor]:
+        if not self.is_setup:
+            self.setup()
+        with self.lock:
+            if transaction:
+                self.conn.execute("BEGIN IMMEDIATE")
+            cur = self.conn.cursor()
+            try:
+                yield cur
+            finally:
+                if transaction:
+                    self.conn.execute("COMMIT")
+                cur.close()
+
+
 class MemoryStore:
     """The memory tiers on one SQLite connection (the caller's, or one opened with `open`).
 
@@ -166,7 +207,7 @@ class MemoryStore:
         require_source: bool = False,
     ) -> None:
         self.conn = conn
-        self.store = SqliteStore(conn)
+        self.store = _ImmediateStore(conn)
         self.store.setup()
         conn.execute("PRAGMA recursive_triggers = ON")
         conn.executescript(MEMORY_SCHEMA)
@@ -175,13 +216,17 @@ class MemoryStore:
 
     @classmethod
     def open(cls, path: Path, *, busy_timeout_ms: int = 30_000) -> MemoryStore:
-        """A store on its own connection to `path` (WAL; writers wait for each other)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        return cls(conn, source_check=messages_source_check(conn))
+        """A store on its own connection to `path` (WAL; writers wait for each other).
+
+        Set-up runs under `setting_up`'s file lock, so processes opening one file at once take
+        turns (see the module docstring).
+
+        Raises:
+            filelock.Timeout: the lock was not granted within the busy timeout (an `OSError`).
+            sqlite3.DatabaseError: `path` is not a database.
+        """
+        with setting_up(path, busy_timeout_ms=busy_timeout_ms) as conn:
+            return cls(conn, source_check=messages_source_check(conn))
 
     def close(self) -> None:
         self.conn.close()

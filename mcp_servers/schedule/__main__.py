@@ -17,6 +17,7 @@ from pathlib import Path
 import platformdirs
 
 from mcp_servers.lifeline import die_with_parent
+from mcp_servers.shared_file import setting_up
 
 from .book import ScheduleBook
 from .errors import ScheduleRefusal
@@ -45,11 +46,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"atrium-mcp-schedule: {exc.message}", file=sys.stderr)
         return 2
     path: Path = args.db or default_db()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA busy_timeout = 10000")
-    conn.execute("PRAGMA journal_mode = WAL")
-    build_server(ScheduleBook(conn, default_timezone=tz_name)).run("stdio")
+    try:
+        with setting_up(path, busy_timeout_ms=10_000) as conn:
+            book = ScheduleBook(conn, default_timezone=tz_name)
+    except (sqlite3.DatabaseError, OSError) as exc:
+        print(f"atrium-mcp-schedule: cannot open {path}: {exc}", file=sys.stderr)
+        return 2
+    build_server(book).run("stdio")
     return 0
 
 

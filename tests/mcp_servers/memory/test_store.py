@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+from langgraph.store.sqlite import SqliteStore  # pyright: ignore[reportMissingTypeStubs]
 
 from mcp_servers.memory import MemoryErrorCode, MemoryRefusal, MemoryStore, Scope, fts_query
 
@@ -155,3 +159,94 @@ def test_ten_thousand_memories_search_within_their_scope(store: MemoryStore) -> 
     found = store.search(scopes[7], "item7 item107 item8")
     assert {m.text for m in found} == {"fact 7 about item7", "fact 107 about item107"}
     assert store.count() == 10_000
+
+
+def _open_and_write(path: str, name: str, start: Any) -> str | None:
+    """Child process: wait for the others, open the shared file, write 25 memories."""
+    start.wait(60)
+    try:
+        store = MemoryStore.open(Path(path))
+        try:
+            for i in range(25):
+                store.write(Scope(), "account", f"{name} fact {i}", by="author")
+        finally:
+            store.close()
+    except Exception as exc:  # reported to the parent, which names it in the failure
+        return f"{name}: {type(exc).__name__}: {exc}"
+    return None
+
+
+@pytest.mark.slow
+def test_processes_opening_and_writing_one_new_file_at_once_lose_nothing(tmp_path: Path) -> None:
+    """Six rounds of four processes opening one new file at the same moment and writing at once:
+    every open and every write succeeds and the file is whole. Without the mends of
+    mcp_servers/memory/store.py most rounds lose a process to "database is locked" or to the
+    store's migration key."""
+    context = multiprocessing.get_context("fork")
+    for round_no in range(6):
+        path = tmp_path / f"round{round_no}" / "memory.db"
+        with context.Manager() as manager:
+            start = manager.Barrier(4)
+            with context.Pool(4) as pool:
+                results = pool.starmap(
+                    _open_and_write, [(str(path), f"p{i}", start) for i in range(4)]
+                )
+        assert [r for r in results if r] == []
+        store = MemoryStore.open(path)
+        try:
+            texts = {m.text for m in store.recent(Scope(), ["account"], limit=1000)}
+            assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        finally:
+            store.close()
+        assert texts == {f"p{i} fact {n}" for i in range(4) for n in range(25)}
+
+
+def test_the_stores_own_transactions_begin_deferred(tmp_path: Path) -> None:
+    """Why memories go through `_ImmediateStore`: LangGraph's store begins a write with a plain
+    `BEGIN`. When this fails, it takes the write lock first and the subclass can go."""
+    conn = sqlite3.connect(tmp_path / "memory.db", isolation_level=None, check_same_thread=False)
+    store = SqliteStore(conn)
+    store.setup()
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    store.put(("memory",), "k", {"text": "a fact"})
+    conn.set_trace_callback(None)
+    conn.close()
+    assert "BEGIN" in statements
+    assert not any(s.startswith("BEGIN IMMEDIATE") for s in statements)
+
+
+class _PausingConnection:
+    """A connection that runs `between` right after the store reads its migration version."""
+
+    def __init__(self, conn: sqlite3.Connection, between: Callable[[], None]) -> None:
+        self._conn = conn
+        self._between = between
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        cursor = self._conn.execute(sql, *args)
+        if sql.lstrip().startswith("SELECT v FROM store_migrations"):
+            between, self._between = self._between, lambda: None
+            between()
+        return cursor
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def test_the_stores_own_setup_is_not_safe_for_two_processes(tmp_path: Path) -> None:
+    """Why `MemoryStore.open` holds a set-up lock: `SqliteStore.setup` reads the migration version
+    and applies migrations in separate statements, so a second set-up in between makes the first
+    fail. When this stops failing, the store's set-up is atomic and the lock can go."""
+    path = tmp_path / "memory.db"
+
+    def other_process_sets_up() -> None:
+        other = sqlite3.connect(path, isolation_level=None)
+        SqliteStore(other).setup()
+        other.close()
+
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    first = SqliteStore(cast(sqlite3.Connection, _PausingConnection(conn, other_process_sets_up)))
+    with pytest.raises(sqlite3.IntegrityError, match="store_migrations"):
+        first.setup()
+    conn.close()
