@@ -310,9 +310,12 @@ class TranscriptView(QWidget):
         if not 0 <= row < len(self._transcript):
             return
         entry = self._transcript.peek(row)
-        self._anchor = (entry, self.list_view.visualRect(top).top())
-        QTimer.singleShot(0, self._apply_anchor)  # the range may not change: apply it anyway
-        QTimer.singleShot(FRAME_MS * 4, self._release_anchor)
+        anchor = (entry, self.list_view.visualRect(top).top())
+        self._anchor = anchor
+        # The range may not change: apply it anyway. Each timer acts on its own anchor only: on a
+        # busy machine an older page's late release must not drop the next page's anchor.
+        QTimer.singleShot(0, self, lambda: self._apply_anchor(anchor))
+        QTimer.singleShot(FRAME_MS * 4, self, lambda: self._release_anchor(anchor))
 
     def _on_rows_inserted(self, _parent: _Index, first: int, last: int) -> None:
         for row in range(first, last + 1):
@@ -403,13 +406,14 @@ class TranscriptView(QWidget):
         bar = self.list_view.verticalScrollBar()
         bar.setValue(bar.value() + now - top)
 
-    def _apply_anchor(self) -> None:
-        if self._anchor is not None:
+    def _apply_anchor(self, anchor: tuple[object, int]) -> None:
+        if self._anchor is anchor:
             self.list_view.executeDelayedItemsLayout()
             self._restore_anchor()
 
-    def _release_anchor(self) -> None:
-        self._anchor = None
+    def _release_anchor(self, anchor: tuple[object, int]) -> None:
+        if self._anchor is anchor:
+            self._anchor = None
 
     def _on_start_shortcut_activated(self) -> None:
         if self._transcript.has_older and self._history is not None:
@@ -485,6 +489,12 @@ class TranscriptView(QWidget):
             return None
         entry = self._transcript.peek(index.row())
         return entry.message_id if isinstance(entry, MessageEntry) else None
+
+    @property
+    def keeping_place(self) -> bool:
+        """Whether rows that just came in above are being laid out with the entry that was at
+        the top of the view held where it was."""
+        return self._anchor is not None
 
     def row_is_visible(self, row: int) -> bool:
         rect = self.list_view.visualRect(self.model.index(row))

@@ -3,10 +3,11 @@ following the end, tool calls, older pages while scrolling up, and the find bar.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from pytestqt.qtbot import QtBot
 
 from desktop.controller import PAGE, SessionController
@@ -205,6 +206,32 @@ def test_scrolling_to_the_top_loads_the_older_page_and_keeps_the_place(
     qtbot.waitUntil(lambda: view.row_is_visible(PAGE), timeout=TIMEOUT_MS)  # message 800 stays
     moved = abs(view.list_view.visualRect(view.model.index(PAGE)).top() - top_before)
     assert moved < view.list_view.viewport().height()
+
+
+def test_a_page_that_comes_in_while_the_last_pages_timers_are_late_keeps_the_place(
+    qtbot: QtBot, session: tuple[SessionController, TranscriptView], fake_sender: FakeSender
+) -> None:
+    """On a busy machine the previous page's release of its place can fire after the next page
+    came in (seen in the real window as a view left at the top, the author's place lost): it
+    must release only its own."""
+    _controller, view = session
+    bar = view.list_view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum() > 0, timeout=TIMEOUT_MS)
+    bar.setValue(0)
+    fake_sender.last("thread/messages")[1].resolve(_page(600, 799, older=True, newer=True))
+    QCoreApplication.processEvents()  # the first page's place is kept at once...
+    assert bar.value() > 0 and view.keeping_place
+    time.sleep(0.1)  # ...then the GUI thread is busy past the first page's release timer
+    bar.setValue(0)
+    params, pending = fake_sender.last("thread/messages")
+    assert params == ThreadMessagesParams(thread_id="t1", before_id="m600", limit=PAGE)
+    pending.resolve(_page(400, 599, older=True, newer=True))
+    QCoreApplication.processEvents()  # the first page's late release fires first
+    assert view.keeping_place  # the second page still holds its place while it is laid out
+    assert view.plain_text().splitlines()[0] == "message 400"
+    qtbot.waitUntil(lambda: view.row_is_visible(PAGE), timeout=TIMEOUT_MS)  # message 600 stays
+    qtbot.waitUntil(lambda: not view.keeping_place, timeout=TIMEOUT_MS)
+    assert bar.value() > 0
 
 
 def test_the_find_bar_searches_the_thread_and_loads_the_page_of_a_far_hit(
