@@ -25,6 +25,9 @@ from desktop.models.transcript_entries import (
     TranscriptEntry,
 )
 from desktop.models.transcript_marks import (
+    MARK_TYPES,
+    ChipEntry,
+    ContextChipEntry,
     MemoryChipEntry,
     SummaryDividerEntry,
     TranscriptMarks,
@@ -48,7 +51,6 @@ from sidecar.protocol import (
 )
 from sidecar.protocol.memory import (
     ContextEvent,
-    MemoryEvent,
     MemoryEventInfo,
     MemoryInfo,
     SummaryInfo,
@@ -309,13 +311,13 @@ class Transcript:
             case _:
                 self._apply_mark_event(event, chip)
 
-    def _apply_mark_event(self, event: RunEventBody, chip: MemoryChipEntry | None) -> None:
-        if isinstance(event, MemoryEvent) and chip is not None:
+    def _apply_mark_event(self, event: RunEventBody, chip: ChipEntry | None) -> None:
+        if chip is not None:
             self._show_chip(chip)
-        elif isinstance(event, ContextEvent) and self.thread_id is not None and _compacted(event):
+        if isinstance(event, ContextEvent) and self.thread_id is not None and _compacted(event):
             self.summaries_stale.emit(self.thread_id)
 
-    def _show_chip(self, chip: MemoryChipEntry) -> None:
+    def _show_chip(self, chip: ChipEntry) -> None:
         """Under the turn: at the end, or above an answer still streaming (the chip follows
         the message before it, as it will when the thread is opened again)."""
         last = self._entries[-1] if self._entries else None
@@ -334,8 +336,9 @@ class Transcript:
             self._insert(row, divider)
 
     def add_stored_chips(self, thread_id: str, stored: Sequence[MemoryEventInfo]) -> None:
-        """Chips for a thread's stored memory events (`memory/events`: an earlier session's),
-        each put in after its message and the rows under it, if that message is shown."""
+        """Chips for a thread's stored memory and context events (`memory/events`: an earlier
+        session's), if their message is shown: a context chip right after the author's message,
+        a memory chip after its message and the rows under it."""
         added = self.marks.add_stored(thread_id, stored)
         if thread_id != self.thread_id:
             return
@@ -344,10 +347,11 @@ class Transcript:
             if row is None:
                 continue  # shown with its message's page, if that page is shown again
             row += 1
-            while row < len(self._entries) and not isinstance(
-                self._entries[row], MessageEntry | SummaryDividerEntry
+            while not isinstance(chip, ContextChipEntry) and (
+                row < len(self._entries)
+                and not isinstance(self._entries[row], MessageEntry | SummaryDividerEntry)
             ):
-                row += 1
+                row += 1  # a memory chip goes under the rows of its message's turn
             self._insert(row, chip)
 
     def revise_chip(self, chip: MemoryChipEntry, action: str, memory: MemoryInfo | None) -> None:
@@ -368,7 +372,7 @@ class Transcript:
     def _insert_marks(self, start: int) -> None:
         """Put the marks of rows `start`.. (just added, one by one) in at their messages."""
         for offset, entry in enumerate(self._weave(self._entries[start:])):
-            if isinstance(entry, MemoryChipEntry | SummaryDividerEntry):
+            if isinstance(entry, MARK_TYPES):
                 self._insert(start + offset, entry)  # in order: rows before it are in place
 
     def _insert(self, row: int, entry: TranscriptEntry) -> None:

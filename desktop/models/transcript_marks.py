@@ -1,15 +1,18 @@
 """Marks between a transcript's messages: a chip for every memory saved or forgotten during a
-turn, and a divider where a summary of earlier messages ends. Plain Python, no Qt.
+turn, a "context" chip under each of the author's messages (what the agent saw that turn: each
+part with its tokens, what was left out and why), and a divider where a summary of earlier
+messages ends. Plain Python, no Qt.
 
 A mark is placed by a message id, not by a row, so it comes back wherever that message is shown
 again: after the thread is opened anew (in this session), after a page is added or dropped, or
-after a jump. A chip follows the message that was last in the thread when the memory changed
-(the turn's answer, or its question when the memory was saved before the answer); a divider
-stands before the first message after the summarized range.
+after a jump. A memory chip follows the message that was last in the thread when the memory
+changed (the turn's answer, or its question when the memory was saved before the answer); a
+context chip follows the author's message its turn answers, before the turn's memory chips; a
+divider stands before the first message after the summarized range.
 
 `TranscriptMarks` keeps the marks of every thread, fed with each thread's run events (not only
 the selected one's), so a turn that ran in the background shows its chips when its thread is
-opened. The chips of earlier sessions come from the sidecar's stored memory events
+opened. The chips of earlier sessions come from the sidecar's stored memory and context events
 (`memory/events`, asked for once per thread, each naming the message its chip follows); one
 already shown from a live event is not shown twice.
 """
@@ -20,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from desktop.models.memory import describe_context
 from sidecar.protocol import MessageEvent, RunEventBody
 from sidecar.protocol.memory import (
     ContextEvent,
@@ -86,7 +90,28 @@ class SummaryDividerEntry:
         return f"summary:{self.summary.to_seq}"
 
 
-MarkEntry = MemoryChipEntry | SummaryDividerEntry
+@dataclass(eq=False)
+class ContextChipEntry:
+    """What the agent saw in one turn: a chip under the author's message; expanded, every part
+    of the context with its tokens, and what was left out and why."""
+
+    report: ContextEvent
+    anchor: str | None = None
+    """The id of the author's message the turn answers (the chip follows it)."""
+
+    @property
+    def key(self) -> str:
+        return f"context:{id(self)}"
+
+    @property
+    def origin(self) -> ContextEvent:
+        return self.report
+
+
+ChipEntry = MemoryChipEntry | ContextChipEntry
+MarkEntry = MemoryChipEntry | ContextChipEntry | SummaryDividerEntry
+MARK_TYPES = (MemoryChipEntry, ContextChipEntry, SummaryDividerEntry)
+"""The entry types that are marks (for `isinstance`)."""
 
 
 def chip_text(chip: MemoryChipEntry) -> str:
@@ -103,6 +128,27 @@ def chip_text(chip: MemoryChipEntry) -> str:
     return f"{label}: {text}"
 
 
+def context_chip_text(chip: ContextChipEntry, expanded: bool) -> str:
+    """The chip's line ("Context: 3,210 of 96,000 tokens, 14 parts, 2 left out — show"), and
+    every part under it when expanded."""
+    report = chip.report
+    parts = sum(1 for item in report.items if item.included)
+    left_out = sum(1 for item in report.items if not item.included) + report.left_out_messages
+    head = f"Context: {report.used:,} of {report.budget:,} tokens, {parts} part{_s(parts)}"
+    if left_out:
+        head += f", {left_out:,} left out"
+    if report.compaction is not None and report.compaction.performed:
+        head += ", compacted"
+    if report.warnings:
+        head += f", {len(report.warnings)} warning{_s(len(report.warnings))}"
+    head += f" — {'hide' if expanded else 'show'}"
+    return head + "\n\n" + "\n".join(describe_context(report)) if expanded else head
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
+
+
 def divider_text(divider: SummaryDividerEntry, expanded: bool) -> str:
     """The divider's line, and the summary under it when expanded."""
     summary = divider.summary
@@ -116,13 +162,15 @@ class ThreadMarks:
     """One thread's marks: chips by the message they follow, dividers by the one they precede."""
 
     last_message: str | None = None
-    chips: dict[str, list[MemoryChipEntry]] = field(default_factory=dict)
+    chips: dict[str, list[ChipEntry]] = field(default_factory=dict)
     dividers: dict[int, SummaryDividerEntry] = field(default_factory=dict)
     summaries_loaded: bool = False
     events_loaded: bool = False
 
-    def chips_after(self, message_id: str) -> list[MemoryChipEntry]:
-        return self.chips.get(message_id, [])
+    def chips_after(self, message_id: str) -> list[ChipEntry]:
+        """The chips that follow a message: its turn's context first, then memories."""
+        chips = self.chips.get(message_id, [])
+        return sorted(chips, key=lambda chip: not isinstance(chip, ContextChipEntry))
 
     def dividers_before(self, message_id: str) -> list[SummaryDividerEntry]:
         return sorted(
@@ -146,8 +194,9 @@ class TranscriptMarks:
             return ThreadMarks()
         return self._threads.setdefault(thread_id, ThreadMarks())
 
-    def note(self, thread_id: str | None, event: RunEventBody) -> MemoryChipEntry | None:
-        """Take in a run event of a thread; returns the new chip for a memory event."""
+    def note(self, thread_id: str | None, event: RunEventBody) -> ChipEntry | None:
+        """Take in a run event of a thread; returns the new chip for a memory or context
+        event."""
         if thread_id is None or not isinstance(event, MessageEvent | MemoryEvent | ContextEvent):
             return None  # most events are streamed text: nothing to look at
         marks = self.of(thread_id)
@@ -160,36 +209,45 @@ class TranscriptMarks:
                 chip = MemoryChipEntry.of(event, marks.last_message)
                 self.add_chip(thread_id, chip)
                 return chip
-            case ContextEvent(compaction=compaction) if compaction and compaction.performed:
-                marks.summaries_loaded = False
+            case ContextEvent(compaction=compaction):
+                if compaction is not None and compaction.performed:
+                    marks.summaries_loaded = False
+                if event.message_id is not None:  # the author's message, never echoed live
+                    marks.last_message = event.message_id
+                context = ContextChipEntry(event, event.message_id)
+                self.add_chip(thread_id, context)
+                return context
             case _:
                 pass
         return None
 
-    def add_chip(self, thread_id: str, chip: MemoryChipEntry) -> None:
+    def add_chip(self, thread_id: str, chip: ChipEntry) -> None:
         if chip.anchor is not None:
             self.of(thread_id).chips.setdefault(chip.anchor, []).append(chip)
 
-    def add_stored(
-        self, thread_id: str, stored: Iterable[MemoryEventInfo]
-    ) -> list[MemoryChipEntry]:
-        """Take in the thread's stored memory events (oldest first); returns the new chips.
+    def add_stored(self, thread_id: str, stored: Iterable[MemoryEventInfo]) -> list[ChipEntry]:
+        """Take in the thread's stored memory and context events (oldest first); returns the
+        new chips.
 
         An event stored while the window was connected was also sent live, before the answer,
         so it has its chip already: each chip made from an equal event stands for one stored
         event, and only the others get chips."""
         marks = self.of(thread_id)
-        shown: defaultdict[MemoryEvent, int] = defaultdict(int)
+        shown: defaultdict[MemoryEvent | ContextEvent, int] = defaultdict(int)
         for chips in marks.chips.values():
             for chip in chips:
                 if chip.origin is not None:
                     shown[chip.origin] += 1
-        added: list[MemoryChipEntry] = []
+        added: list[ChipEntry] = []
         for info in stored:
             if shown[info.event] > 0:
                 shown[info.event] -= 1
                 continue
-            chip = MemoryChipEntry.of(info.event, info.after_message)
+            chip: ChipEntry = (
+                ContextChipEntry(info.event, info.after_message)
+                if isinstance(info.event, ContextEvent)
+                else MemoryChipEntry.of(info.event, info.after_message)
+            )
             if chip.anchor is not None:
                 self.add_chip(thread_id, chip)
                 added.append(chip)
@@ -241,9 +299,9 @@ def weave(
     """`entries` without marks, with the thread's marks put in at their messages. `before`: the
     id of the message that will follow the result (a page added in front of it)."""
     out: list[object] = []
-    pending: list[MemoryChipEntry] = []
+    pending: list[ChipEntry] = []
     for entry in entries:
-        if isinstance(entry, MemoryChipEntry | SummaryDividerEntry):
+        if isinstance(entry, MARK_TYPES):
             continue
         is_message, message_id = message_key(entry)
         if is_message:

@@ -14,7 +14,7 @@ from PySide6.QtCore import (
 )
 
 from desktop.models.transcript import Transcript
-from desktop.models.transcript_marks import MemoryChipEntry, chip_text
+from desktop.models.transcript_marks import ContextChipEntry, MemoryChipEntry, chip_text
 from desktop.views.transcript_render import ENTRY_ROLE, entry_text
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -55,6 +55,8 @@ class TranscriptListModel(QAbstractListModel):
             if isinstance(entry, MemoryChipEntry):
                 memory = entry.memory
                 return chip_text(entry) if memory is None else memory.text
+            if isinstance(entry, ContextChipEntry):
+                return "What the agent saw this turn: click to show every part"
         return None
 
     def _on_transcript_reset(self) -> None:

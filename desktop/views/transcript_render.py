@@ -35,9 +35,13 @@ from desktop.models.transcript_entries import (
     TranscriptEntry,
 )
 from desktop.models.transcript_marks import (
+    MARK_TYPES,
+    ContextChipEntry,
+    MarkEntry,
     MemoryChipEntry,
     SummaryDividerEntry,
     chip_text,
+    context_chip_text,
     divider_text,
 )
 from desktop.views.text import monospace_font, pretty_json
@@ -66,6 +70,8 @@ def entry_text(entry: TranscriptEntry) -> str:
         return tool_header(entry)
     if isinstance(entry, MemoryChipEntry):
         return "◆ " + chip_text(entry)
+    if isinstance(entry, ContextChipEntry):
+        return "◇ " + context_chip_text(entry, expanded=False)
     if isinstance(entry, SummaryDividerEntry):
         return divider_text(entry, expanded=False)
     return ("⚠ " if entry.kind == "failed" else "■ ") + entry.text
@@ -220,6 +226,8 @@ class EntryDocuments:
             return tool_header(entry) + "\n" + tool_details(entry)
         if isinstance(entry, SummaryDividerEntry):
             return divider_text(entry, entry.key in self.expanded)
+        if isinstance(entry, ContextChipEntry):
+            return "◇ " + context_chip_text(entry, entry.key in self.expanded)
         return entry_text(entry)
 
     def estimate(self, entry: TranscriptEntry, width: int) -> int:
@@ -296,8 +304,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         full = QRect(rect.left(), rect.top(), rect.width(), body + header + 2 * PADDING + MARGIN)
         panel = QRectF(full.adjusted(MARGIN, MARGIN // 2, -MARGIN, -MARGIN // 2))
         selected = bool(option.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
-        if isinstance(entry, MemoryChipEntry | SummaryDividerEntry):
-            _paint_mark(painter, entry, panel, doc, palette, selected=selected)
+        if isinstance(entry, MARK_TYPES):
+            expanded = isinstance(entry, ContextChipEntry) and entry.key in self.docs.expanded
+            _paint_mark(painter, entry, panel, doc, palette, selected=selected, expanded=expanded)
         elif isinstance(entry, MessageEntry):
             colour = palette.color(QPalette.ColorRole.AlternateBase)
             painter.setPen(palette.color(QPalette.ColorRole.Mid))
@@ -339,15 +348,23 @@ class TranscriptDelegate(QStyledItemDelegate):
 
 def _paint_mark(
     painter: QPainter,
-    entry: MemoryChipEntry | SummaryDividerEntry,
+    entry: MarkEntry,
     panel: QRectF,
     doc: QTextDocument,
     palette: QPalette,
     *,
     selected: bool,
+    expanded: bool = False,
 ) -> None:
-    """A chip: a pill as wide as its text. A divider: a rule along the top of its row."""
-    if isinstance(entry, MemoryChipEntry):
+    """A chip: a pill as wide as its text (an expanded context chip: a panel around its parts).
+    A divider: a rule along the top of its row."""
+    if isinstance(entry, ContextChipEntry) and expanded:
+        painter.setPen(palette.color(QPalette.ColorRole.Mid))
+        role = QPalette.ColorRole.Highlight if selected else QPalette.ColorRole.Button
+        painter.setBrush(palette.color(role))
+        painter.drawRoundedRect(panel, 6, 6)
+        return
+    if isinstance(entry, MemoryChipEntry | ContextChipEntry):
         pill = QRectF(panel)
         pill.setWidth(min(panel.width(), doc.idealWidth() + 2 * PADDING))
         painter.setPen(palette.color(QPalette.ColorRole.Mid))
@@ -377,5 +394,5 @@ def _text_colour(entry: TranscriptEntry, palette: QPalette) -> QColor:
 
 def entry_of(index: Any) -> TranscriptEntry | None:
     value = index.data(ENTRY_ROLE)
-    kinds = MessageEntry | ToolCallEntry | NoticeEntry | MemoryChipEntry | SummaryDividerEntry
+    kinds = (MessageEntry, ToolCallEntry, NoticeEntry, *MARK_TYPES)
     return value if isinstance(value, kinds) else None

@@ -32,7 +32,11 @@ from desktop.ipc.pending import PendingRequest
 from desktop.models.stream_text import AppendBuffer
 from desktop.models.transcript import Transcript
 from desktop.models.transcript_entries import MessageEntry, ToolCallEntry
-from desktop.models.transcript_marks import MemoryChipEntry, SummaryDividerEntry
+from desktop.models.transcript_marks import (
+    ContextChipEntry,
+    MemoryChipEntry,
+    SummaryDividerEntry,
+)
 from desktop.views.find_bar import FindBarWidget
 from desktop.views.memory_chip_menu import ChipActions, ChipMemory, MemoryChipMenu
 from desktop.views.transcript_model import TranscriptListModel
@@ -194,11 +198,12 @@ class TranscriptView(QWidget):
         return ""
 
     def toggle_tool(self, row: int) -> None:
-        """Expand or fold a tool call's arguments and result, or a divider's summary."""
+        """Expand or fold a tool call's arguments and result, a divider's summary, or a context
+        chip's parts (what the agent saw that turn)."""
         entry = self._transcript.peek(row)
         if isinstance(entry, ToolCallEntry):
             key = entry.call_id
-        elif isinstance(entry, SummaryDividerEntry):
+        elif isinstance(entry, SummaryDividerEntry | ContextChipEntry):
             key = entry.key
         else:
             return
@@ -207,7 +212,7 @@ class TranscriptView(QWidget):
 
     def is_expanded(self, row: int) -> bool:
         entry = self._transcript.peek(row)
-        if isinstance(entry, SummaryDividerEntry):
+        if isinstance(entry, SummaryDividerEntry | ContextChipEntry):
             return entry.key in self.docs.expanded
         return isinstance(entry, ToolCallEntry) and entry.call_id in self.docs.expanded
 

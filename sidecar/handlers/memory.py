@@ -26,6 +26,7 @@ from sidecar.protocol import ErrorCode, RpcError
 from sidecar.protocol.memory import (
     CompactionParams,
     CompactionResult,
+    ContextEvent,
     IdentityFileInfo,
     IdentityGetParams,
     IdentityGetResult,
@@ -142,25 +143,26 @@ async def forget(svc: Services, params: MemoryKeyParams) -> MemoryInfo:
 
 @registry.method("memory/events")
 async def events(svc: Services, params: MemoryEventsParams) -> MemoryEventsResult:
-    """The thread's stored memory events (the chips of earlier sessions), read from its runs'
-    events: no memory parts needed."""
+    """The thread's stored memory and context events (the chips of earlier sessions), read from
+    its runs' events: no memory parts needed."""
     with typed_errors():
         svc.store.get_thread(params.thread_id)
     stored, has_older = svc.store.memory_events(params.thread_id, params.limit)
     infos: list[MemoryEventInfo] = []
     for record in stored:
         try:
-            event = MemoryEvent.model_validate_json(record.body)
+            kind = ContextEvent if record.type == "context" else MemoryEvent
+            event = kind.model_validate_json(record.body)
         except ValidationError:
-            log.warning("skipping unreadable memory event %s/%s", record.run_id, record.seq)
-            continue
-        infos.append(
-            MemoryEventInfo(
-                run_id=record.run_id,
-                seq=record.seq,
-                after_message=record.after_message,
-                event=event,
+            log.warning(
+                "skipping unreadable %s event %s/%s", record.type, record.run_id, record.seq
             )
+            continue
+        after = record.after_message
+        if isinstance(event, ContextEvent) and event.message_id is not None:
+            after = event.message_id  # the turn's own question, whatever came before it
+        infos.append(
+            MemoryEventInfo(run_id=record.run_id, seq=record.seq, after_message=after, event=event)
         )
     return MemoryEventsResult(events=tuple(infos), has_older=has_older)
 

@@ -5,7 +5,7 @@ events, and the methods behind the Memory panel, identity files, compaction, usa
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -60,6 +60,9 @@ class ContextEvent(WireModel):
     left_out_messages: int = 0
     warnings: tuple[str, ...] = ()
     compaction: CompactionInfo | None = None
+    message_id: str | None = Field(
+        default=None, description="The author's message the turn answers, when it has one."
+    )
 
 
 class MemoryInfo(WireModel):
@@ -169,7 +172,7 @@ class SummaryInfo(WireModel):
 
 
 MAX_MEMORY_EVENTS = 2_000
-"""Memory events `memory/events` returns at most (the newest)."""
+"""Events `memory/events` returns at most (the newest)."""
 
 
 class MemoryEventsParams(WireModel):
@@ -178,18 +181,20 @@ class MemoryEventsParams(WireModel):
 
 
 class MemoryEventInfo(WireModel):
-    """A stored `memory` run event of the thread, and the message its chip follows: the last
-    message with a row of its own (the author's, or an answer with text) the turn had recorded
-    when the memory changed, else the author's message the turn answers."""
+    """A stored `memory` or `context` run event of the thread, and the message its chip
+    follows: the last message with a row of its own (the author's, or an answer with text) the
+    turn had recorded when the event was sent, else the author's message the turn answers (so
+    a turn's context report follows the author's message)."""
 
     run_id: str
     seq: int
     after_message: str | None = None
-    event: MemoryEvent
+    event: Annotated[MemoryEvent | ContextEvent, Field(discriminator="type")]
 
 
 class MemoryEventsResult(WireModel):
-    """The newest `limit` memory events, oldest first; `has_older` when older ones exist."""
+    """The newest `limit` memory and context events, oldest first; `has_older` when older ones
+    exist."""
 
     events: tuple[MemoryEventInfo, ...]
     has_older: bool = False
@@ -256,7 +261,7 @@ MEMORY_METHODS: dict[str, MethodSpec] = {
     "memory/events": MethodSpec(
         MemoryEventsParams,
         MemoryEventsResult,
-        "The thread's stored memory events, each with the message its chip follows.",
+        "The thread's stored memory and context events, each with the message its chip follows.",
     ),
     "identity/get": MethodSpec(
         IdentityGetParams, IdentityGetResult, "The workspace's identity files."

@@ -27,10 +27,12 @@ def _interrupt(row: sqlite3.Row) -> InterruptRecord:
 
 @dataclass(frozen=True, slots=True)
 class StoredMemoryEvent:
-    """A `memory` run event as stored (`body` its JSON), and the message its chip follows."""
+    """A `memory` or `context` run event as stored (`type`, `body` its JSON), and the message
+    its chip follows."""
 
     run_id: str
     seq: int
+    type: str
     body: str
     after_message: str | None
 
@@ -78,16 +80,16 @@ class RunRepo:
         return [(r["seq"], r["type"], r["body"]) for r in rows]
 
     def memory_events(self, thread_id: str, limit: int) -> tuple[list[StoredMemoryEvent], bool]:
-        """The thread's newest `limit` stored memory events, oldest first (runs by start, then
-        by seq), and whether older ones were left out.
+        """The thread's newest `limit` stored memory and context events, oldest first (runs by
+        start, then by seq), and whether older ones were left out.
 
         Each names the message its chip follows: the last message of its run before it that
         shows as a row, else the author's message the run answers (the last one recorded
         before the run's first message, or before the run started if it recorded none).
         """
         rows = self.conn.execute(
-            "SELECT e.run_id, e.seq, e.body FROM runs r JOIN run_events e ON e.run_id = r.id"
-            " WHERE r.thread_id = ? AND e.type = 'memory'"
+            "SELECT e.run_id, e.seq, e.type, e.body FROM runs r JOIN run_events e"
+            " ON e.run_id = r.id WHERE r.thread_id = ? AND e.type IN ('memory', 'context')"
             " ORDER BY r.started_at DESC, r.rowid DESC, e.seq DESC LIMIT ?",
             (thread_id, limit + 1),
         ).fetchall()
@@ -97,7 +99,7 @@ class RunRepo:
         messages = self._row_messages(run_ids)
         fallback: dict[str, str | None] = {}
         events: list[StoredMemoryEvent] = []
-        for run_id, seq, body in rows:
+        for run_id, seq, event_type, body in rows:
             before = [m for s, m in messages.get(run_id, ()) if s < seq]
             if before:
                 anchor: str | None = before[-1]
@@ -105,7 +107,7 @@ class RunRepo:
                 if run_id not in fallback:
                     fallback[run_id] = self._question_of_run(thread_id, run_id)
                 anchor = fallback[run_id]
-            events.append(StoredMemoryEvent(run_id, seq, body, anchor))
+            events.append(StoredMemoryEvent(run_id, seq, event_type, body, anchor))
         return events, has_older
 
     def _row_messages(self, run_ids: list[str]) -> dict[str, list[tuple[int, str]]]:

@@ -88,6 +88,7 @@ def test_an_author_approves_a_write_sees_the_answer_stream_and_gets_it_back_afte
     assert (tmp_path / "workspace" / "chapter1.md").read_text() == "It began.\n"
     assert len(tokens) > 1 and "".join(tokens).strip() == ANSWER
     qtbot.waitUntil(lambda: ANSWER in window.transcript.plain_text(), timeout=10_000)
+    assert _line_after(window, "Write the first chapter").startswith("◇ Context: ")
 
     with qtbot.waitSignal(app.client.initialized, timeout=60_000):
         os.kill(app.process.process_id(), signal.SIGKILL)
@@ -95,6 +96,15 @@ def test_an_author_approves_a_write_sees_the_answer_stream_and_gets_it_back_afte
     window.thread_list.select_row(0)
     qtbot.waitUntil(lambda: ANSWER in window.transcript.plain_text(), timeout=10_000)
     assert "Write the first chapter" in window.transcript.plain_text()
+    # What the agent saw comes back from the stored report, once, under the author's message.
+    qtbot.waitUntil(lambda: "◇ Context: " in window.transcript.plain_text(), timeout=10_000)
+    assert window.transcript.plain_text().count("◇ Context: ") == 1
+    assert _line_after(window, "Write the first chapter").startswith("◇ Context: ")
+
+
+def _line_after(window: MainWindow, line: str) -> str:
+    lines = window.transcript.plain_text().splitlines()
+    return lines[lines.index(line) + 1]
 
 
 def _move_menu_action(window: MainWindow, thread_id: str, text: str) -> QAction:

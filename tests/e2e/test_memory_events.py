@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sidecar.protocol import MessageEvent, RunEventParams
-from sidecar.protocol.memory import MemoryEvent, MemoryEventsResult
+from sidecar.protocol.memory import ContextEvent, MemoryEvent, MemoryEventsResult
 from tests.e2e.test_memory import model, start, turn
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
@@ -50,7 +50,7 @@ async def test_memory_events_come_back_after_a_restart_with_their_messages(
         direct = await turn(
             agent, thread, '/call memory__write {"text": "Tea, no sugar.", "tier": "thread"}'
         )
-        await turn(agent, thread, "Thanks.")
+        thanks = await turn(agent, thread, "Thanks.")
         saved = live_chips(first)
         assert [(c[3].action, c[3].memory.text) for c in saved] == [("saved", FACT)]  # type: ignore[union-attr]
         assert saved[0][2] is not None and saved[0][2].endswith(":answer")
@@ -67,10 +67,24 @@ async def test_memory_events_come_back_after_a_restart_with_their_messages(
     finally:
         assert await agent.shutdown() == 0
 
-    got = [(e.run_id, e.seq, e.after_message, e.event) for e in result.events]
+    got = [
+        (e.run_id, e.seq, e.after_message, e.event)
+        for e in result.events
+        if e.event.type == "memory"
+    ]
     assert got == saved + by_hand
     assert not result.has_older
     shown = {m["id"]: m for m in history["messages"]}
     for _run, _seq, anchor, _event in got:
         assert anchor is not None and shown[anchor]["role"] == "assistant"
         assert shown[anchor]["content"]
+
+    # Each turn that assembled a context (not the direct call) left its report, which follows
+    # the author's message of that turn, as it did live.
+    reports = [(e.after_message, e.event) for e in result.events if e.event.type == "context"]
+    live = [p.event for p in [*first, *thanks] if isinstance(p.event, ContextEvent)]
+    assert [event for _anchor, event in reports] == live and len(live) == 2
+    questions = [m for m in history["messages"] if m["role"] == "user"]
+    assert [anchor for anchor, _event in reports] == [questions[0]["id"], questions[2]["id"]]
+    assert questions[2]["content"] == "Thanks."
+    assert all(isinstance(event, ContextEvent) and event.used > 0 for _a, event in reports)

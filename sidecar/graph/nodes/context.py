@@ -140,7 +140,16 @@ async def _assembled(
         counter=counter,
         allows=profile.allows_skill if profile is not None else None,
     )
-    _report(assembly, budget, counter=counter, model=model, outcome=outcome, why_not=why_not)
+    question = f"{state['turn_id']}:user" if state.get("turn_id") else None
+    _report(
+        assembly,
+        budget,
+        counter=counter,
+        model=model,
+        outcome=outcome,
+        why_not=why_not,
+        message_id=question if question and deps.store.has_message(question) else None,
+    )
     notice = _notice(outcome, why_not)
     return assembly.turns, dict(outcome.usage) if outcome else {}, notice
 
@@ -246,6 +255,7 @@ def _report(
     model: str | None,
     outcome: CompactionOutcome | None,
     why_not: str | None,
+    message_id: str | None,
 ) -> None:
     compaction: dict[str, Any] | None = None
     if outcome is not None and outcome.summary is not None:
@@ -273,6 +283,7 @@ def _report(
         left_out_messages=assembly.left_out_messages,
         warnings=list(assembly.warnings),
         compaction=compaction,
+        message_id=message_id,
     )
 
 

@@ -5,11 +5,13 @@ again or its pages move."""
 from __future__ import annotations
 
 from desktop.models.session import SessionState
-from desktop.models.transcript import MessageEntry, ToolCallEntry, Transcript
+from desktop.models.transcript import INITIAL_PAGE, MessageEntry, ToolCallEntry, Transcript
 from desktop.models.transcript_marks import (
+    ContextChipEntry,
     MemoryChipEntry,
     SummaryDividerEntry,
     chip_text,
+    context_chip_text,
     divider_text,
 )
 from sidecar.protocol import (
@@ -23,7 +25,9 @@ from sidecar.protocol import (
 from sidecar.protocol.memory import (
     CompactionInfo,
     ContextEvent,
+    ContextItemInfo,
     MemoryEvent,
+    MemoryEventInfo,
     MemoryInfo,
     SummaryInfo,
 )
@@ -65,6 +69,8 @@ def kinds(transcript: Transcript) -> list[str]:
             names.append(entry.message_id or "local")
         elif isinstance(entry, MemoryChipEntry):
             names.append(f"chip:{entry.key}")
+        elif isinstance(entry, ContextChipEntry):
+            names.append(f"context:{entry.report.used}")
         elif isinstance(entry, SummaryDividerEntry):
             names.append(f"divider:{entry.summary.to_seq}")
         elif isinstance(entry, ToolCallEntry):
@@ -250,3 +256,89 @@ def test_chips_of_messages_walked_back_to_from_a_jump_appear_with_their_page():
         *["q4", "a4", "chip:m1", "q5", "a5"],
     ]
     assert inserted == [*range(4, 12), 10]  # the page's messages, then the chip between them
+
+
+def context(used: int, question: str | None, *, left_out: int = 0) -> ContextEvent:
+    items = (
+        ContextItemInfo(kind="identity", label=".atrium/AGENT.md", tokens=40, included=True,
+                        reason="identity files are always in"),
+        ContextItemInfo(kind="memory", label="The editor is Zofia.", tokens=9, included=True,
+                        reason="matches the message"),
+        ContextItemInfo(kind="memory", label="An old note.", tokens=7, included=False,
+                        reason="over the memories' share"),
+    )  # fmt: skip
+    return ContextEvent(
+        window=128_000, budget=120_000, used=used, tokenizer="o200k_base", items=items,
+        left_out_messages=left_out, message_id=question,
+    )  # fmt: skip
+
+
+def test_each_turn_shows_what_the_agent_saw_as_a_chip_under_the_authors_message():
+    transcript = Transcript()
+    transcript.load("t1", tuple(turns(1)))
+    transcript.add_local_message("who is my editor?")
+    transcript.apply(RunStarted())
+    transcript.apply(context(1_234, "turn1:user", left_out=12))
+    transcript.apply(Token(text="Zofia"))
+    transcript.apply(saved("m1", "Asked about the editor."))
+    transcript.apply(MessageEvent(message=message("assistant", "Zofia.", "a1")))
+    assert kinds(transcript) == ["q0", "a0", "local", "context:1234", "chip:m1", "a1"]
+    chip = transcript.entries[3]
+    assert isinstance(chip, ContextChipEntry) and chip.anchor == "turn1:user"
+    assert context_chip_text(chip, expanded=False) == (
+        "Context: 1,234 of 120,000 tokens, 2 parts, 13 left out — show"
+    )
+    assert context_chip_text(chip, expanded=True).splitlines()[2:] == [
+        "1234 of 120000 tokens (window 128000, o200k_base)",
+        "[in ] identity: .atrium/AGENT.md — 40 tokens, identity files are always in",
+        "[in ] memory: The editor is Zofia. — 9 tokens, matches the message",
+        "[out] memory: An old note. — 7 tokens, over the memories' share",
+    ]
+
+    # Opened again with the ids the sidecar gave the turn: the chip follows its question,
+    # ahead of the memory chips of the same message (the report named the question, so the
+    # memory saved before the answer follows it too, not the turn before).
+    history = (*turns(1), message("user", "who is my editor?", "turn1:user"),
+               message("assistant", "Zofia.", "a1"))  # fmt: skip
+    transcript.marks.add_chip("t1", MemoryChipEntry.of(saved("m2", "b"), "turn1:user"))
+    transcript.clear("t1")
+    transcript.load("t1", history)
+    assert kinds(transcript) == ["q0", "a0", "turn1:user", "context:1234", "chip:m1", "chip:m2",
+                                 "a1"]  # fmt: skip
+
+
+def test_stored_context_reports_of_earlier_sessions_follow_their_questions_once():
+    transcript = Transcript()
+    history = tuple(turns(3))
+    transcript.load("t1", history)
+    transcript.apply(context(500, "q2"))  # this session's, live
+    stored = tuple(
+        MemoryEventInfo(run_id=f"r{n}", seq=0, after_message=f"q{n}", event=context(500, f"q{n}"))
+        if n == 2
+        else MemoryEventInfo(run_id=f"r{n}", seq=0, after_message=f"q{n}",
+                             event=context(100 + n, f"q{n}"))
+        for n in range(3)
+    )  # fmt: skip
+    transcript.add_stored_chips("t1", stored)
+    assert kinds(transcript) == ["q0", "context:100", "a0", "q1", "context:101", "a1", "q2",
+                                 "a2", "context:500"]  # fmt: skip
+    transcript.clear("t1")
+    transcript.load("t1", history)
+    assert kinds(transcript) == ["q0", "context:100", "a0", "q1", "context:101", "a1", "q2",
+                                 "context:500", "a2"]  # fmt: skip
+
+
+def test_a_day_of_300_turns_shows_one_context_chip_per_turn_in_place():
+    transcript = Transcript()
+    history = tuple(turns(300))
+    stored = tuple(
+        MemoryEventInfo(run_id=f"r{n}", seq=0, after_message=f"q{n}", event=context(n, f"q{n}"))
+        for n in range(300)
+    )
+    transcript.load("t1", history[-INITIAL_PAGE:])
+    transcript.add_stored_chips("t1", stored)
+    shown = kinds(transcript)
+    first = 300 - INITIAL_PAGE // 2
+    assert shown[:3] == [f"q{first}", f"context:{first}", f"a{first}"]
+    assert shown.count("context:299") == 1
+    assert sum(k.startswith("context:") for k in shown) == INITIAL_PAGE // 2

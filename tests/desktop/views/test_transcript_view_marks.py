@@ -19,6 +19,8 @@ from sidecar.protocol import MessageEvent, MessageInfo
 from sidecar.protocol.memory import (
     CompactionParams,
     CompactionResult,
+    ContextEvent,
+    ContextItemInfo,
     MemoryEvent,
     MemoryInfo,
     MemoryKeyParams,
@@ -193,6 +195,44 @@ def test_a_divider_stands_where_the_summary_ends_and_a_click_shows_the_summary(
         "Earlier messages summarized (6 messages) — hide\n\nThe first three turns."
     )
     assert view.model.rowCount() == 13  # every message is still there
+
+
+def test_a_click_on_a_turns_context_chip_shows_what_the_agent_saw(
+    qtbot: QtBot, view: TranscriptView, transcript: Transcript
+) -> None:
+    messages = conversation(4)
+    open_thread(transcript, messages)
+    report = ContextEvent(
+        window=8_000, budget=6_000, used=2_400, tokenizer="estimate (4 characters a token)",
+        items=(
+            ContextItemInfo(kind="identity", label="AGENTS.md", tokens=300, included=True,
+                            reason="identity files are always in"),
+            ContextItemInfo(kind="older_message", label="m0", tokens=900, included=False,
+                            reason="over the budget"),
+        ),
+        warnings=("USER.md is over its budget: truncated",), message_id="m2",
+    )  # fmt: skip
+    transcript.apply(report)
+    row = transcript.row_of_entry(transcript.marks.of("t1").chips_after("m2")[0])
+    assert row == 4  # live: under the author's newest message, where the turn runs
+    assert view.shown_text(row) == (
+        "◇ Context: 2,400 of 6,000 tokens, 1 part, 1 left out, 1 warning — show"
+    )
+    assert "What the agent saw" in view.model.data(
+        view.model.index(row), Qt.ItemDataRole.ToolTipRole
+    )
+    click_row(qtbot, view, row)
+    assert view.is_expanded(row)
+    assert view.shown_text(row).splitlines()[2:] == [
+        "2400 of 6000 tokens (window 8000, estimate (4 characters a token))",
+        "[in ] identity: AGENTS.md — 300 tokens, identity files are always in",
+        "[out] older_message: m0 — 900 tokens, over the budget",
+        "Warning: USER.md is over its budget: truncated",
+    ]
+    view.toggle_tool(row)  # folded again (a second click would be a double click here)
+    assert not view.is_expanded(row)
+    assert view.shown_text(row).endswith("— show")
+    assert view.model.rowCount() == 5
 
 
 def test_opening_the_thread_again_shows_its_dividers_without_asking_again(

@@ -19,6 +19,8 @@ from sidecar.protocol import ErrorCode, MessageEvent, RpcError, ToolResult, Wire
 from sidecar.protocol.memory import (
     CompactionParams,
     CompactionResult,
+    ContextEvent,
+    ContextItemInfo,
     MemoryEvent,
     MemoryEventsParams,
     MemoryEventsResult,
@@ -182,6 +184,47 @@ async def test_500_turns_with_1000_memory_events_come_back_in_order_and_bounded(
     assert newest.has_older
     with pytest.raises(ValidationError):
         MemoryEventsParams(thread_id=thread, limit=2_001)
+
+
+def report(used: int, question: str | None) -> ContextEvent:
+    return ContextEvent(
+        window=128_000,
+        budget=120_000,
+        used=used,
+        tokenizer="o200k_base",
+        items=(
+            ContextItemInfo(kind="recent_messages", label="2 messages", tokens=used,
+                            included=True, reason="recent"),
+        ),
+        message_id=question,
+    )  # fmt: skip
+
+
+async def test_each_turns_context_report_follows_the_authors_message_and_bad_ones_are_skipped(
+    svc: Services,
+) -> None:
+    thread = svc.store.create_thread("Chapter").id
+    first = RunWriter(svc.store, thread, question="My editor is Zofia.")
+    first.event(report(310, f"{first.turn}:user"), "context")
+    first.memory(saved("early", "saved before the answer"))
+    answer = first.answer("Noted.")
+    broken = RunWriter(svc.store, thread, question="And the date?")
+    broken.store.add_run_event(broken.run_id, 0, "context", '{"type": "context", "used": "x"}')
+    older = RunWriter(svc.store, thread, question="Before reports named their question.")
+    older.tool_call("call-1")
+    older.event(report(420, None), "context")  # sent after a row: still its author's message
+
+    result = await call(
+        svc, "memory/events", MemoryEventsParams(thread_id=thread), MemoryEventsResult
+    )
+
+    assert [(e.event.type, e.after_message) for e in result.events] == [
+        ("context", f"{first.turn}:user"),
+        ("memory", f"{first.turn}:user"),
+        ("context", f"{older.turn}:user"),
+    ]
+    assert result.events[0].event == report(310, f"{first.turn}:user")
+    assert answer == f"{first.turn}:answer"
 
 
 async def test_memory_events_of_an_unknown_thread_are_refused(svc: Services) -> None:
