@@ -12,6 +12,25 @@ def _cost(value: float) -> str:
     return f"${value:.4f}"
 
 
+def spent_of_budget(
+    tokens: tuple[int, int | None, int | None], cost: tuple[float, float | None, float | None]
+) -> list[str]:
+    """ "8,200 of 10,000 tokens (1,800 left)" and "$0.4100 of $0.5000 ($0.0900 left)" for each
+    of (spent, budget, remaining) that has a budget (a thread's, a plan's)."""
+    parts: list[str] = []
+    spent_tokens, budget_tokens, remaining_tokens = tokens
+    if budget_tokens is not None:
+        parts.append(
+            f"{spent_tokens:,} of {budget_tokens:,} tokens ({remaining_tokens or 0:,} left)"
+        )
+    spent_cost, budget_cost, remaining_cost = cost
+    if budget_cost is not None:
+        parts.append(
+            f"{_cost(spent_cost)} of {_cost(budget_cost)} ({_cost(remaining_cost or 0.0)} left)"
+        )
+    return parts
+
+
 def describe_budget(result: ThreadBudgetResult | None) -> str:
     """One line for the run tree's header: spent, and with a budget what remains."""
     if result is None:
@@ -19,17 +38,10 @@ def describe_budget(result: ThreadBudgetResult | None) -> str:
     budget = result.budget
     if budget is None:
         return f"Spent {result.spent_tokens:,} tokens, {_cost(result.spent_cost)} · no budget"
-    parts: list[str] = []
-    if budget.budget_tokens is not None:
-        parts.append(
-            f"{budget.spent_tokens:,} of {budget.budget_tokens:,} tokens"
-            f" ({budget.remaining_tokens or 0:,} left)"
-        )
-    if budget.budget_cost is not None:
-        parts.append(
-            f"{_cost(budget.spent_cost)} of {_cost(budget.budget_cost)}"
-            f" ({_cost(budget.remaining_cost or 0.0)} left)"
-        )
+    parts = spent_of_budget(
+        (budget.spent_tokens, budget.budget_tokens, budget.remaining_tokens),
+        (budget.spent_cost, budget.budget_cost, budget.remaining_cost),
+    )
     text = "Budget: " + ", ".join(parts)
     if budget.warned:
         text += " · 80% spent"

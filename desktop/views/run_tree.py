@@ -34,6 +34,7 @@ from desktop.models.run_tree import (
     elapsed_seconds,
     format_elapsed,
 )
+from desktop.models.thread_budget import spent_of_budget
 from desktop.views.text import build_status_label
 from desktop.views.thread_budget import ThreadBudgetWidget
 from sidecar.protocol import PlanInfo, TaskInfo
@@ -53,17 +54,13 @@ def task_status_text(task: TaskInfo) -> str:
 
 def plan_status_text(plan: PlanInfo) -> str:
     """The plan's status and, with a token or cost budget, what it spent and what remains."""
-    parts = [plan.status]
-    if plan.budget_tokens is not None:
-        parts.append(
-            f"{plan.spent_tokens:,} of {plan.budget_tokens:,} tokens"
-            f" ({plan.remaining_tokens or 0:,} left)"
-        )
-    if plan.budget_cost is not None:
-        parts.append(
-            f"${plan.spent_cost:.4f} of ${plan.budget_cost:.4f}"
-            f" (${plan.remaining_cost or 0.0:.4f} left)"
-        )
+    parts = [
+        plan.status,
+        *spent_of_budget(
+            (plan.spent_tokens, plan.budget_tokens, plan.remaining_tokens),
+            (plan.spent_cost, plan.budget_cost, plan.remaining_cost),
+        ),
+    ]
     if plan.budget_warned and len(parts) > 1:
         parts.append("80% spent")
     return " · ".join(parts)

@@ -92,13 +92,18 @@ def scan(roots: Sequence[SkillRoot]) -> list[Skill]:
     return found
 
 
-def _folders(root: Path) -> list[Path]:
+def skill_folders(root: Path) -> list[Path]:
+    """The folders (and links to folders) in a skills folder that can hold a skill, by name:
+    hidden ones are not; an unreadable or missing folder has none."""
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
     except OSError:
         return []
-    folders = [Path(e.path) for e in entries if e.is_dir() and not e.name.startswith(".")]
-    return folders[:MAX_SKILLS_PER_ROOT]
+    return [Path(e.path) for e in entries if e.is_dir() and not e.name.startswith(".")]
+
+
+def _folders(root: Path) -> list[Path]:
+    return skill_folders(root)[:MAX_SKILLS_PER_ROOT]
 
 
 def read_skill(folder: Path, root: SkillRoot, *, real_root: Path | None = None) -> Skill:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, cast
 
-from mcp_servers.skills.catalog import Skill, default_roots, scan
+from mcp_servers.skills.catalog import Skill, default_roots, scan, skill_folders
 from sidecar.coord.profiles import Profile
 from sidecar.coord.review.isolation import Isolation, mark_placed
 from sidecar.coord.review.limits import Deadline, ReviewError
@@ -201,7 +201,7 @@ def _clear(
     kept: set[PurePosixPath] = set()
     removed: list[tuple[PurePosixPath, Path]] = []
     for skills_dir in WORKSPACE_SKILL_DIRS:
-        for entry in _entries(isolation.folder / skills_dir):
+        for entry in skill_folders(isolation.folder / skills_dir):
             rel = skills_dir / entry.name
             winner = winners.get(entry.name)
             if winner is not None and winner.path == isolation.workspace / rel:
@@ -216,15 +216,6 @@ def _clear(
         else:
             shutil.rmtree(entry)
     return kept
-
-
-def _entries(folder: Path) -> list[Path]:
-    """The skill folders (and links to folders) in a copy's skills folder."""
-    try:
-        found = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
-        return []
-    return [Path(e.path) for e in found if e.is_dir() and not e.name.startswith(".")]
 
 
 class _TooLargeError(Exception):

@@ -14,24 +14,15 @@ from desktop.views.thread_budget import ThreadBudgetDialog
 from sidecar.protocol import ErrorObject, PlanGetResult, RunFinished
 from sidecar.protocol.budgets import (
     BudgetEvent,
-    BudgetInfo,
     ThreadBudgetParams,
     ThreadBudgetResult,
     ThreadSetBudgetParams,
 )
 from tests.desktop.coord_support import plan
 from tests.desktop.support import FakeSender, RunScript
+from tests.sidecar.protocol.budget_samples import BUDGET_INFO
 
-INFO = BudgetInfo(
-    budget_tokens=10_000,
-    budget_cost=0.5,
-    spent_tokens=8_200,
-    spent_cost=0.41,
-    remaining_tokens=1_800,
-    remaining_cost=0.09,
-    warned=True,
-)
-RESULT = ThreadBudgetResult(thread_id="t1", budget=INFO, spent_tokens=8_200, spent_cost=0.41)
+RESULT = ThreadBudgetResult(thread_id="t1", budget=BUDGET_INFO, spent_tokens=8_200, spent_cost=0.41)
 
 
 @pytest.fixture
@@ -71,7 +62,7 @@ def test_budget_events_and_ended_runs_reload_it_and_a_failed_load_says_so(
     asked = fake_sender.methods().count("thread/budget")
     script = RunScript()
     panel.controller.handle_run_event(
-        script(BudgetEvent(scope="thread", state="warned", budget=INFO, message="80%"))
+        script(BudgetEvent(scope="thread", state="warned", budget=BUDGET_INFO, message="80%"))
     )
     panel.controller.handle_run_event(script(RunFinished()))
     assert fake_sender.methods().count("thread/budget") == asked + 2

@@ -7,7 +7,6 @@ already in place does)."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,26 +17,12 @@ from sidecar.coord.profiles import Profile
 from sidecar.coord.review.changeset import compute_changeset
 from sidecar.coord.review.isolation import Isolation, create_isolation
 from sidecar.coord.review.limits import Deadline
+from tests.mcp_servers.skills.conftest import write_skill
+from tests.sidecar.coord.review.conftest import git
 
 CLAUDE = Profile(id="claude", name="Claude Code", kind="claude_code")
 CODEX = Profile(id="codex", name="Codex", kind="codex")
 OPENCLAW = Profile(id="openclaw", name="OpenClaw", kind="openclaw")
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Author",
-    "GIT_AUTHOR_EMAIL": "author@example.com",
-    "GIT_COMMITTER_NAME": "Author",
-    "GIT_COMMITTER_EMAIL": "author@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def skill(root: Path, name: str, description: str = "Does a thing.", body: str = "Steps.\n"):
-    folder = root / name
-    folder.mkdir(parents=True, exist_ok=True)
-    text = f"---\nname: {name}\ndescription: {description}\n---\n{body}"
-    (folder / "SKILL.md").write_text(text, encoding="utf-8")
-    return folder
 
 
 def files(folder: Path) -> dict[str, str]:
@@ -77,7 +62,7 @@ def given(
 def test_claude_code_gets_workspace_and_account_skills_whole_in_its_skills_folder(
     workspace: Path, account: Path, tmp_path: Path
 ):
-    tide = skill(workspace / ".agents" / "skills", "tide-tables")
+    tide = write_skill(workspace / ".agents" / "skills", "tide-tables")
     (tide / "scripts").mkdir()
     (tide / "scripts" / "fetch.py").write_text("print('tides')\n")
     (tide / "scripts" / "fetch.py").chmod(0o755)
@@ -85,7 +70,7 @@ def test_claude_code_gets_workspace_and_account_skills_whole_in_its_skills_folde
     (tide / "references" / "ports.md").write_text("# Ports\n")
     (tide / "assets").mkdir()
     (tide / "assets" / "chart.txt").write_text("~~~\n")
-    skill(account, "harbour-report")
+    write_skill(account, "harbour-report")
 
     made, placement = given(workspace, account, tmp_path, CLAUDE)
 
@@ -103,8 +88,8 @@ def test_claude_code_gets_workspace_and_account_skills_whole_in_its_skills_folde
 def test_codex_and_openclaw_read_the_agents_folder(
     workspace: Path, account: Path, tmp_path: Path, profile: Profile
 ):
-    skill(workspace / ".claude" / "skills", "tide-tables")
-    skill(account, "harbour-report")
+    write_skill(workspace / ".claude" / "skills", "tide-tables")
+    write_skill(account, "harbour-report")
 
     made, placement = given(workspace, account, tmp_path, profile)
 
@@ -119,10 +104,10 @@ def test_codex_and_openclaw_read_the_agents_folder(
 def test_a_denied_skill_is_absent_from_the_copy_and_its_absence_is_no_deletion(
     workspace: Path, account: Path, tmp_path: Path
 ):
-    skill(workspace / ".agents" / "skills", "secret-ops")
-    skill(workspace / ".claude" / "skills", "secret-ops-two")
-    skill(workspace / ".agents" / "skills", "tide-tables")
-    skill(account, "secret-account")
+    write_skill(workspace / ".agents" / "skills", "secret-ops")
+    write_skill(workspace / ".claude" / "skills", "secret-ops-two")
+    write_skill(workspace / ".agents" / "skills", "tide-tables")
+    write_skill(account, "secret-account")
     profile = Profile(id="c", name="Codex", kind="codex", skills_denied=("secret-*",))
 
     made, placement = given(workspace, account, tmp_path, profile)
@@ -140,7 +125,7 @@ def test_an_allow_list_of_50_among_200_skills_gives_exactly_those_50(
     names = [f"skill-{i:03d}" for i in range(200)]
     for i, name in enumerate(names):
         root = workspace / ".agents" / "skills" if i % 2 else account
-        folder = skill(root, name)
+        folder = write_skill(root, name)
         (folder / "references").mkdir()
         (folder / "references" / "guide.md").write_text(f"# {name}\n")
     allowed = names[::4]
@@ -167,7 +152,7 @@ def test_a_broken_skill_is_not_copied_and_the_notes_say_why(
     broken = workspace / ".agents" / "skills" / "broken-one"
     broken.mkdir(parents=True)
     (broken / "SKILL.md").write_text("no frontmatter here\n")
-    skill(account, "tide-tables")
+    write_skill(account, "tide-tables")
     (account / "not-utf8").mkdir()
     (account / "not-utf8" / "SKILL.md").write_bytes(b"---\nname: not-utf8\n\xff\xfe\n---\n")
 
@@ -185,9 +170,9 @@ def test_a_broken_skill_is_not_copied_and_the_notes_say_why(
 def test_the_first_skill_of_a_name_wins_as_in_the_catalog(
     workspace: Path, account: Path, tmp_path: Path
 ):
-    skill(workspace / ".agents" / "skills", "tide-tables", "From .agents.")
-    skill(workspace / ".claude" / "skills", "tide-tables", "From .claude.")
-    skill(account, "tide-tables", "From the account.")
+    write_skill(workspace / ".agents" / "skills", "tide-tables", "From .agents.")
+    write_skill(workspace / ".claude" / "skills", "tide-tables", "From .claude.")
+    write_skill(account, "tide-tables", "From the account.")
 
     made, placement = given(workspace, account, tmp_path, CLAUDE)
 
@@ -204,13 +189,13 @@ def test_links_leading_out_of_a_skill_are_not_followed(
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("not for the agent\n")
-    folder = skill(account, "tide-tables")
+    folder = write_skill(account, "tide-tables")
     (folder / "scripts").mkdir()
     (folder / "scripts" / "run.sh").write_text("echo run\n")
     (folder / "scripts" / "alias.sh").symlink_to("run.sh")
     (folder / "scripts" / "leak.txt").symlink_to(outside / "secret.txt")
     (folder / "assets").symlink_to(outside)
-    skill(outside, "elsewhere")
+    write_skill(outside, "elsewhere")
     (account / "elsewhere").symlink_to(outside / "elsewhere")
 
     made, placement = given(workspace, account, tmp_path, CLAUDE)
@@ -231,8 +216,8 @@ def test_links_leading_out_of_a_skill_are_not_followed(
 def test_an_edit_of_a_workspace_skill_already_in_place_is_reviewed_but_placed_ones_are_not(
     workspace: Path, account: Path, tmp_path: Path
 ):
-    skill(workspace / ".agents" / "skills", "harbour-report")
-    skill(account, "tide-tables")
+    write_skill(workspace / ".agents" / "skills", "harbour-report")
+    write_skill(account, "tide-tables")
     made, _ = given(workspace, account, tmp_path, CODEX)
     skills = made.folder / ".agents" / "skills"
 
@@ -252,11 +237,11 @@ def test_an_edit_of_a_workspace_skill_already_in_place_is_reviewed_but_placed_on
 def test_a_copy_given_its_skills_before_is_left_as_it_is(
     workspace: Path, account: Path, tmp_path: Path
 ):
-    skill(account, "tide-tables")
+    write_skill(account, "tide-tables")
     made, first = given(workspace, account, tmp_path, CLAUDE)
     placed = made.folder / ".claude" / "skills" / "tide-tables" / "SKILL.md"
     placed.write_text("the agent's own notes\n")
-    skill(account, "harbour-report")
+    write_skill(account, "harbour-report")
 
     again = give_skills(made, CLAUDE, account, Deadline(30))
 
@@ -266,31 +251,22 @@ def test_a_copy_given_its_skills_before_is_left_as_it_is(
 
 
 def test_an_internal_profile_reads_no_skills_folder(workspace: Path, account: Path, tmp_path: Path):
-    skill(account, "tide-tables")
+    write_skill(account, "tide-tables")
     made = create_isolation(workspace, tmp_path / "iso", Deadline(30))
     internal = Profile(id="general", name="General", kind="internal")
     assert give_skills(made, internal, account, Deadline(30)) is None
     assert not (made.folder / ".claude").exists()
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(cwd), *args],
-        check=True,
-        capture_output=True,
-        env={**os.environ, **GIT_ENV},
-    )
-
-
 def test_in_a_worktree_denied_tracked_skills_are_absent_and_placed_untracked_ones_unlisted(
     workspace: Path, account: Path, tmp_path: Path
 ):
-    skill(workspace / ".agents" / "skills", "secret-ops")
-    skill(workspace / ".agents" / "skills", "tide-tables")
-    _git(workspace, "init", "-q", "-b", "main")
-    _git(workspace, "add", "-A")
-    _git(workspace, "commit", "-q", "-m", "skills")
-    skill(account, "harbour-report")
+    write_skill(workspace / ".agents" / "skills", "secret-ops")
+    write_skill(workspace / ".agents" / "skills", "tide-tables")
+    git(workspace, "init", "-q", "-b", "main")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-q", "-m", "skills")
+    write_skill(account, "harbour-report")
     profile = Profile(id="c", name="Claude", kind="claude_code", skills_denied=("secret-ops",))
 
     made, placement = given(workspace, account, tmp_path, profile)
@@ -309,11 +285,11 @@ def test_a_skill_past_the_size_limit_is_left_out_whole(
     workspace: Path, account: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setattr(agent_skills, "MAX_SKILL_FILES", 3)
-    big = skill(account, "big-one")
+    big = write_skill(account, "big-one")
     (big / "assets").mkdir()
     for i in range(5):
         (big / "assets" / f"{i}.txt").write_text("x\n")
-    skill(account, "tide-tables")
+    write_skill(account, "tide-tables")
 
     made, placement = given(workspace, account, tmp_path, CLAUDE)
 

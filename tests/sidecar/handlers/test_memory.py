@@ -7,14 +7,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from pydantic import ValidationError
 
 from sidecar.graph.memory.parts import MemoryDeps, build_memory_deps
 from sidecar.handlers.services import Services
-from sidecar.handlers.table import load_all
 from sidecar.protocol import ErrorCode, MessageEvent, RpcError, ToolResult, WireModel
 from sidecar.protocol.memory import (
     CompactionParams,
@@ -30,18 +28,10 @@ from sidecar.runtime.wire import message_info
 from sidecar.store import Store
 from sidecar.store.context import ContextRepo
 from sidecar.store.records import StoredToolCall
+from tests.sidecar.handlers.conftest import call
 from tests.sidecar.rpc.peer import build_services
 
 pytestmark = pytest.mark.anyio
-
-R = TypeVar("R", bound=WireModel)
-
-
-async def call(svc: Services, method: str, params: WireModel, result: type[R]) -> R:
-    """Call the handler registered for `method`, as the RPC server would."""
-    reply = await load_all().bind(svc)[method].handler(params)
-    assert isinstance(reply, result)
-    return reply
 
 
 @pytest.fixture

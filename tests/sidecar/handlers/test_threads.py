@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
 from sidecar.handlers.services import Services
-from sidecar.handlers.table import load_all
 from sidecar.protocol import (
     Empty,
     ThreadCreateParams,
@@ -18,21 +16,12 @@ from sidecar.protocol import (
     ThreadInfo,
     ThreadListResult,
     ThreadRenameParams,
-    WireModel,
 )
 from sidecar.store.context import ContextRepo
+from tests.sidecar.handlers.conftest import call
 from tests.sidecar.rpc.peer import build_services
 
 pytestmark = pytest.mark.anyio
-
-R = TypeVar("R", bound=WireModel)
-
-
-async def call(svc: Services, method: str, params: WireModel, result: type[R]) -> R:
-    """Call the handler registered for `method`, as the RPC server would."""
-    reply = await load_all().bind(svc)[method].handler(params)
-    assert isinstance(reply, result)
-    return reply
 
 
 @pytest.fixture

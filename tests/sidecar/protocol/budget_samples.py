@@ -11,7 +11,7 @@ from sidecar.protocol.budgets import (
     ThreadSetBudgetParams,
 )
 
-_INFO = BudgetInfo(
+BUDGET_INFO = BudgetInfo(
     budget_tokens=10_000,
     budget_cost=0.5,
     spent_tokens=8_200,
@@ -20,6 +20,7 @@ _INFO = BudgetInfo(
     remaining_cost=0.09,
     warned=True,
 )
+"""A thread budget 82% spent, its warning given (the desktop tests show it too)."""
 
 BUDGET_SAMPLES: dict[type[WireModel], WireModel] = {
     ThreadBudgetParams: ThreadBudgetParams(thread_id="t-1"),
@@ -27,12 +28,15 @@ BUDGET_SAMPLES: dict[type[WireModel], WireModel] = {
         thread_id="t-1", budget_tokens=10_000, budget_cost=0.5
     ),
     ThreadBudgetResult: ThreadBudgetResult(
-        thread_id="t-1", budget=_INFO, spent_tokens=8_200, spent_cost=0.41
+        thread_id="t-1", budget=BUDGET_INFO, spent_tokens=8_200, spent_cost=0.41
     ),
 }
 
 BUDGET_EVENT_SAMPLES: list[RunEventBody] = [
     BudgetEvent(
-        scope="thread", state="warned", budget=_INFO, message="80% of the thread's budget is spent"
+        scope="thread",
+        state="warned",
+        budget=BUDGET_INFO,
+        message="80% of the thread's budget is spent",
     ),
 ]
