@@ -27,7 +27,6 @@ from desktop.models.transcript_entries import (
 from desktop.models.transcript_marks import (
     MARK_TYPES,
     ChipEntry,
-    ContextChipEntry,
     MemoryChipEntry,
     SummaryDividerEntry,
     TranscriptMarks,
@@ -329,30 +328,14 @@ class Transcript:
     def add_summary(self, thread_id: str, summary: SummaryInfo, anchor: str) -> None:
         """A summary of earlier messages ends before message `anchor`: a divider there."""
         divider = SummaryDividerEntry(summary, anchor)
-        if not self.marks.add_divider(thread_id, divider) or thread_id != self.thread_id:
-            return
-        row = self._message_row(anchor)
-        if row is not None:
-            self._insert(row, divider)
+        if self.marks.add_divider(thread_id, divider) and thread_id == self.thread_id:
+            self._insert_marks()
 
     def add_stored_chips(self, thread_id: str, stored: Sequence[MemoryEventInfo]) -> None:
         """Chips for a thread's stored memory and context events (`memory/events`: an earlier
-        session's), if their message is shown: a context chip right after the author's message,
-        a memory chip after its message and the rows under it."""
-        added = self.marks.add_stored(thread_id, stored)
-        if thread_id != self.thread_id:
-            return
-        for chip in added:
-            row = self._message_row(chip.anchor) if chip.anchor is not None else None
-            if row is None:
-                continue  # shown with its message's page, if that page is shown again
-            row += 1
-            while not isinstance(chip, ContextChipEntry) and (
-                row < len(self._entries)
-                and not isinstance(self._entries[row], MessageEntry | SummaryDividerEntry)
-            ):
-                row += 1  # a memory chip goes under the rows of its message's turn
-            self._insert(row, chip)
+        session's), put in where their messages are shown (the others come with their pages)."""
+        if self.marks.add_stored(thread_id, stored) and thread_id == self.thread_id:
+            self._insert_marks()
 
     def revise_chip(self, chip: MemoryChipEntry, action: str, memory: MemoryInfo | None) -> None:
         """The author acted on a chip's memory (moved, edited, forgotten): show what it is now."""
@@ -369,11 +352,22 @@ class Transcript:
             return entries
         return weave(entries, marks, _message_key, before)  # type: ignore[return-value]
 
-    def _insert_marks(self, start: int) -> None:
-        """Put the marks of rows `start`.. (just added, one by one) in at their messages."""
-        for offset, entry in enumerate(self._weave(self._entries[start:])):
-            if isinstance(entry, MARK_TYPES):
-                self._insert(start + offset, entry)  # in order: rows before it are in place
+    def _insert_marks(self, start: int = 0) -> None:
+        """Put in, one by one, the thread's marks that belong among rows `start`.. and are not
+        shown yet, where `weave` places them (the one rule for a page, a reload and a mark that
+        arrives later)."""
+        shown = {id(e) for e in self._entries[start:] if isinstance(e, MARK_TYPES)}
+        row = start
+        for entry in self._weave(self._entries[start:]):
+            if isinstance(entry, MARK_TYPES) and id(entry) not in shown:
+                self._insert(row, entry)
+                row += 1
+                continue
+            found = row  # a row already there: go on after it
+            while found < len(self._entries) and self._entries[found] is not entry:
+                found += 1
+            if found < len(self._entries):
+                row = found + 1
 
     def _insert(self, row: int, entry: TranscriptEntry) -> None:
         self._entries.insert(row, entry)

@@ -168,9 +168,7 @@ class ThreadMarks:
     events_loaded: bool = False
 
     def chips_after(self, message_id: str) -> list[ChipEntry]:
-        """The chips that follow a message: its turn's context first, then memories."""
-        chips = self.chips.get(message_id, [])
-        return sorted(chips, key=lambda chip: not isinstance(chip, ContextChipEntry))
+        return self.chips.get(message_id, [])
 
     def dividers_before(self, message_id: str) -> list[SummaryDividerEntry]:
         return sorted(
@@ -296,8 +294,10 @@ def weave(
     message_key: MessageKey,
     before: str | None = None,
 ) -> list[object]:
-    """`entries` without marks, with the thread's marks put in at their messages. `before`: the
-    id of the message that will follow the result (a page added in front of it)."""
+    """`entries` without marks, with the thread's marks put in at their messages: dividers
+    before theirs, a context chip right after its message, memory chips after their message and
+    the rows under it (its tool calls). `before`: the id of the message that will follow the
+    result (a page added in front of it)."""
     out: list[object] = []
     pending: list[ChipEntry] = []
     for entry in entries:
@@ -309,7 +309,11 @@ def weave(
             pending = []
             if message_id is not None:
                 out += marks.dividers_before(message_id)
-                pending = list(marks.chips_after(message_id))
+                chips = marks.chips_after(message_id)
+                out.append(entry)
+                out += [c for c in chips if isinstance(c, ContextChipEntry)]
+                pending = [c for c in chips if not isinstance(c, ContextChipEntry)]
+                continue
         out.append(entry)
     out += pending
     if before is not None:

@@ -39,6 +39,7 @@ from desktop.models.transcript_marks import (
 )
 from desktop.views.find_bar import FindBarWidget
 from desktop.views.memory_chip_menu import ChipActions, ChipMemory, MemoryChipMenu
+from desktop.views.place_keeper import PlaceKeeper
 from desktop.views.transcript_model import TranscriptListModel
 from desktop.views.transcript_render import (
     EntryDocuments,
@@ -130,7 +131,7 @@ class TranscriptView(QWidget):
         self._frame.setInterval(FRAME_MS)
         self._frame.timeout.connect(self.flush)
         self._pinned = True
-        self._anchor: tuple[object, int] | None = None  # (entry, its top in the viewport)
+        self._place = PlaceKeeper(self.list_view, transcript)
         self._loading: PendingRequest | None = None
         self._revealing: str | None = None
         self._stream_heights: dict[int, int] = {}
@@ -289,7 +290,7 @@ class TranscriptView(QWidget):
         self.docs.clear()
         self.list_view.delegate.clear()
         self._loading = None
-        self._anchor = None
+        self._place.drop()
         for row in range(len(self._transcript)):
             self._start_stream(row)
         self._load_summaries()
@@ -298,29 +299,8 @@ class TranscriptView(QWidget):
             QTimer.singleShot(0, self._scroll_to_end_if_pinned)
 
     def _on_model_about_to_shift(self, first: int, last: int, inserted: bool) -> None:
-        """Rows come in above, or go at one end: keep the entry at the top of the view where it
-        is until the rows have been laid out. (The transcript has changed already; the view's
-        layout has not, so the entry is found by the old row plus the shift.)"""
-        count = last - first + 1
         self._pending.clear()
-        if first > 0 and (not inserted or self._pinned):
-            return  # rows went at the end, or the view follows the end anyway
-        top = self.list_view.indexAt(self.list_view.viewport().rect().topLeft())
-        if not top.isValid():
-            return
-        row = top.row()
-        if inserted and first > row:
-            return  # a row came in below the top of the view: nothing above it moved
-        row += count if inserted else -count
-        if not 0 <= row < len(self._transcript):
-            return
-        entry = self._transcript.peek(row)
-        anchor = (entry, self.list_view.visualRect(top).top())
-        self._anchor = anchor
-        # The range may not change: apply it anyway. Each timer acts on its own anchor only: on a
-        # busy machine an older page's late release must not drop the next page's anchor.
-        QTimer.singleShot(0, self, lambda: self._apply_anchor(anchor))
-        QTimer.singleShot(FRAME_MS * 4, self, lambda: self._release_anchor(anchor))
+        self._place.shifting(first, last, inserted, following_end=self._pinned)
 
     def _on_rows_inserted(self, _parent: _Index, first: int, last: int) -> None:
         for row in range(first, last + 1):
@@ -364,11 +344,8 @@ class TranscriptView(QWidget):
             self._request(lambda history: history.load_newer())
 
     def _on_scroll_range_changed(self, _minimum: int, maximum: int) -> None:
-        bar = self.list_view.verticalScrollBar()
-        if self._anchor is not None:
-            self._restore_anchor()
-        elif self._pinned:
-            bar.setValue(maximum)
+        if not self._place.restore() and self._pinned:
+            self.list_view.verticalScrollBar().setValue(maximum)
 
     def _scroll_to_end(self) -> None:
         bar = self.list_view.verticalScrollBar()
@@ -400,25 +377,6 @@ class TranscriptView(QWidget):
     def _on_page_failed(self, error: ErrorObject) -> None:
         self._loading = None
         logger.warning("loading a page of the thread failed: %s", error.message)
-
-    def _restore_anchor(self) -> None:
-        assert self._anchor is not None
-        entry, top = self._anchor
-        row = self._transcript.row_of_entry(entry)
-        if row is None:
-            return
-        now = self.list_view.visualRect(self.model.index(row)).top()
-        bar = self.list_view.verticalScrollBar()
-        bar.setValue(bar.value() + now - top)
-
-    def _apply_anchor(self, anchor: tuple[object, int]) -> None:
-        if self._anchor is anchor:
-            self.list_view.executeDelayedItemsLayout()
-            self._restore_anchor()
-
-    def _release_anchor(self, anchor: tuple[object, int]) -> None:
-        if self._anchor is anchor:
-            self._anchor = None
 
     def _on_start_shortcut_activated(self) -> None:
         if self._transcript.has_older and self._history is not None:
@@ -497,9 +455,8 @@ class TranscriptView(QWidget):
 
     @property
     def keeping_place(self) -> bool:
-        """Whether rows that just came in above are being laid out with the entry that was at
-        the top of the view held where it was."""
-        return self._anchor is not None
+        """Whether rows that just came in above are being laid out with the place held."""
+        return self._place.holding
 
     def row_is_visible(self, row: int) -> bool:
         rect = self.list_view.visualRect(self.model.index(row))

@@ -342,3 +342,24 @@ def test_a_day_of_300_turns_shows_one_context_chip_per_turn_in_place():
     assert shown[:3] == [f"q{first}", f"context:{first}", f"a{first}"]
     assert shown.count("context:299") == 1
     assert sum(k.startswith("context:") for k in shown) == INITIAL_PAGE // 2
+
+
+def test_a_context_chip_stays_right_under_its_question_when_tool_calls_follow():
+    """One rule for a reload and a late stored report: the context chip right after the
+    author's message, memory chips after the tool calls of the turn."""
+    call = ToolCallInfo(id="c1", server="memory", tool="write", arguments={})
+    history = (
+        message("user", "question 0", "q0"),
+        message("assistant", "", "x0", tool_calls=(call,)),
+        message("tool", "ok", "r0", tool_call_id="c1"),
+        message("assistant", "answer 0", "a0"),
+    )
+    stored = (MemoryEventInfo(run_id="r", seq=0, after_message="q0", event=context(7, "q0")),)
+    transcript = Transcript()
+    transcript.marks.add_chip("t1", MemoryChipEntry.of(saved("m1", "fact"), "q0"))
+    transcript.load("t1", history)
+    transcript.add_stored_chips("t1", stored)
+    assert kinds(transcript) == ["q0", "context:7", "call:c1", "chip:m1", "a0"]
+    transcript.clear("t1")
+    transcript.load("t1", history)
+    assert kinds(transcript) == ["q0", "context:7", "call:c1", "chip:m1", "a0"]
