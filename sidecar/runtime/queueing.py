@@ -30,6 +30,7 @@ from sidecar.runtime.errors import ThreadBusyError
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Store
 from sidecar.store.queue import QueuedRecord, QueueRepo
+from sidecar.store.records import question_id
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +199,7 @@ class QueueDesk:
         """Steer messages delivered to this turn (after its first message in the conversation)
         and not yet answered, that the turn's state does not hold."""
         first = self._store.conn.execute(
-            "SELECT seq FROM messages WHERE id = ?", (f"{turn_id}:user",)
+            "SELECT seq FROM messages WHERE id = ?", (question_id(turn_id),)
         ).fetchone()
         if first is None:
             return []

@@ -33,6 +33,7 @@ from sidecar.runtime.lanes import Lanes
 from sidecar.runtime.live import LiveInterrupts
 from sidecar.runtime.recovery import answer_uncertain, close_as_uncertain, recover_after_crash
 from sidecar.store import Store
+from sidecar.store.records import question_id
 from sidecar.store.uncertain import journal_key
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ class RunManager:
         turn_id = uuid.uuid4().hex
         run_id = uuid.uuid4().hex
         with self._store.transaction():
-            self._store.add_message(thread_id, "user", text, message_id=f"{turn_id}:user")
+            self._store.add_message(thread_id, "user", text, message_id=question_id(turn_id))
             if delivered is not None:
                 delivered(run_id)
         graph_input = {

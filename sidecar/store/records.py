@@ -6,6 +6,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def question_id(turn_id: str) -> str:
+    """The id of the author's message that starts turn `turn_id` (its question)."""
+    return f"{turn_id}:user"
+
+
+def answer_id(turn_id: str) -> str:
+    """The id of turn `turn_id`'s answer."""
+    return f"{turn_id}:answer"
+
+
 @dataclass(frozen=True, slots=True)
 class ThreadRecord:
     id: str

@@ -34,6 +34,7 @@ from sidecar.graph.nodes.tool import agent_profile
 from sidecar.graph.skills import offer_skills
 from sidecar.graph.state import RESET, TurnState
 from sidecar.llm.types import Planner
+from sidecar.store.records import question_id
 
 log = logging.getLogger(__name__)
 IDENTITY_DEADLINE_S = 5.0
@@ -140,7 +141,7 @@ async def _assembled(
         counter=counter,
         allows=profile.allows_skill if profile is not None else None,
     )
-    question = f"{state['turn_id']}:user" if state.get("turn_id") else None
+    question = question_id(state["turn_id"]) if state.get("turn_id") else None
     _report(
         assembly,
         budget,

@@ -12,11 +12,12 @@ from sidecar.graph.memory.staging import PREFIX, route_memory_calls, scope_for
 from sidecar.graph.nodes.context import memory_of
 from sidecar.graph.nodes.tool import record_call, record_result
 from sidecar.graph.state import TurnState
+from sidecar.store.records import question_id
 
 
 def source_message(deps: GraphDeps, state: TurnState) -> str | None:
     """The author's message this turn answers: the source of the memories it saves."""
-    own = f"{state['turn_id']}:user"
+    own = question_id(state["turn_id"])
     if deps.store.has_message(own):
         return own
     row = deps.store.conn.execute(

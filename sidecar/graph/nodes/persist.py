@@ -15,11 +15,12 @@ from sidecar.graph.emit import emit, emit_message
 from sidecar.graph.memory.flush import apply_staged
 from sidecar.graph.nodes.context import emit_memory, memory_of
 from sidecar.graph.state import RESET, TurnState
+from sidecar.store.records import answer_id
 
 
 def make_persist(deps: GraphDeps):
     async def persist(state: TurnState) -> dict[str, Any]:
-        message_id = f"{state['turn_id']}:answer"
+        message_id = answer_id(state["turn_id"])
         if not deps.store.has_message(message_id):
             record = deps.store.add_message(
                 state["thread_id"], "assistant", state.get("answer") or "", message_id=message_id

@@ -20,6 +20,7 @@ from sidecar.graph.deps import GraphDeps
 from sidecar.graph.subagents.attempt import AttemptContext, AttemptResult, BudgetExceededError
 from sidecar.graph.subagents.records import change_task, task_prompt
 from sidecar.store import MessageRecord
+from sidecar.store.records import question_id
 
 _PROMPTS = {
     "continue": "Continue the task where you left off, then answer with its result.",
@@ -96,7 +97,7 @@ def _new_turn(deps: GraphDeps, ctx: AttemptContext, sub: str) -> dict[str, Any]:
         text = _PROMPTS[ctx.mode].format(error=ctx.previous_error or "no reason given")
     else:
         text = task_prompt(deps.store, ctx.task)
-    deps.store.add_message(sub, "user", text, message_id=f"{turn_id}:user")
+    deps.store.add_message(sub, "user", text, message_id=question_id(turn_id))
     agent = {
         "profile": ctx.profile.id,
         "depth": ctx.depth,
