@@ -59,16 +59,23 @@ def _window_settings_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Say loudly which tests were skipped for a missing npm peer (see tests/peers.py)."""
+    """Say loudly which tests were skipped for a missing peer (an npm package, or a system
+    program such as Xvfb; see tests/peers.py), each with its own reason."""
     peers = [
         report
         for report in terminalreporter.stats.get("skipped", [])
         if SKIP_PREFIX in str(getattr(report, "longrepr", ""))
     ]
     if peers:
-        terminalreporter.write_sep("!", f"{len(peers)} tests skipped: npm peers unavailable")
+        terminalreporter.write_sep("!", f"{len(peers)} tests skipped: peers unavailable")
+        for report in peers:
+            longrepr = getattr(report, "longrepr", "")
+            message = str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)
+            reason = message.split("instead): ", 1)[-1]
+            terminalreporter.write_line(f"{report.nodeid}: {reason}", yellow=True)
         terminalreporter.write_line(
-            "Install Node.js/npm (with registry access) to run them; CI sets "
-            "ATRIUM_REQUIRE_PEERS=1, which fails them instead.",
+            "Install what each names (Node.js/npm with registry access for npm peers, the "
+            "README's system packages for the window); CI sets ATRIUM_REQUIRE_PEERS=1, which "
+            "fails them instead.",
             yellow=True,
         )

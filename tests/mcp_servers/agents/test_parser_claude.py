@@ -126,7 +126,7 @@ def test_minimal_success_reports_model_cost_and_usage() -> None:
     assert events[0] == SessionStarted(
         session_id=session,
         model="claude-opus-4-5-20251101",
-        cwd="/home/cyou/claude-agent-sdk-gleam",
+        cwd="/home/author/claude-agent-sdk-gleam",
         tools=("Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write"),
     )
     assert events[1] == MessageCompleted(text="4", message_id="msg_01Y1Lo6gYUXN71XaAq7sjUPm")
