@@ -44,6 +44,9 @@ def _bare_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     }
 
 
+BUILT_IN_SERVERS = {"workspace", "sandbox", "memory", "schedule", "skills", "agents"}
+
+
 async def test_the_bundle_serves_as_the_sidecar_with_its_built_in_servers(
     bundle: Path, tmp_path: Path
 ) -> None:
@@ -52,10 +55,16 @@ async def test_the_bundle_serves_as_the_sidecar_with_its_built_in_servers(
         async with asyncio.timeout(60):
             init = await client.call("initialize", {"client_name": "bundle-test"})
         assert init["protocol_version"]
+        # Every built-in server starts from the bundle's own executable (in-process or as a
+        # sub-command), with no Python on PATH.
+        servers: set[str] = set()
         names: set[str] = set()
         async with asyncio.timeout(60):
-            while not {"workspace__read", "sandbox__run_python"} <= names:
-                names = {tool["name"] for tool in (await client.call("tool/list"))["tools"]}
+            while servers != BUILT_IN_SERVERS:
+                listed = (await client.call("tool/list"))["tools"]
+                servers = {tool["server"] for tool in listed}
+                names = {tool["name"] for tool in listed}
+        assert {"workspace__read", "sandbox__run_python", "memory__search", "skills__list"} <= names
         thread = await client.call("thread/create", {"title": "bundle"})
         run = await client.call(
             "run/start",
