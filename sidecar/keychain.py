@@ -4,7 +4,8 @@ Two services live there: `atrium` (the model's API key) and `atrium-mcp` (secret
 server configs). A keyring backend can be slow (Secret Service over D-Bus, a locked macOS
 keychain waiting on a prompt), so a value is read from the backend once and then served from
 memory; writing or deleting through this module updates the cache, and `invalidate()` drops it
-(for a change made outside Atrium, e.g. in the system's keychain app: Settings → Reload).
+(for a change made outside Atrium, e.g. in the system's keychain app: opening Settings re-reads
+the model key).
 
 A missing or broken backend is not an error for reads (the value is simply absent, and the read
 is tried again next time); writes raise `KeyringUnavailableError`, so the author learns that the
@@ -91,10 +92,16 @@ class Keychain:
         with self._lock:
             self._values[(service, name)] = value or None
 
-    def invalidate(self) -> None:
-        """Forget every cached value: the next read asks the backend again."""
+    def invalidate(self, service: str | None = None, name: str | None = None) -> None:
+        """Forget cached values (every one, or one service's, or one secret): the next read asks
+        the backend again. `settings/get` forgets the model key this way, so a key changed
+        outside Atrium (the system's keychain app) shows when the author opens Settings."""
         with self._lock:
-            self._values.clear()
+            if service is None:
+                self._values.clear()
+                return
+            for key in [k for k in self._values if k[0] == service and name in (None, k[1])]:
+                del self._values[key]
 
     def known_values(self) -> Iterator[str]:
         """Every secret read or written so far (for redacting them from output)."""

@@ -7,6 +7,7 @@ keyring.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,20 +16,30 @@ from sidecar import settings as settings_mod
 from sidecar.handlers.errors import typed_errors
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
+from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE, KeyringUnavailableError
 from sidecar.llm.config import API_KEY_ENV, provider_key_vars
 from sidecar.protocol import Empty, ErrorCode, RpcError, SettingsInfo, SettingsSetParams
 from sidecar.protocol.models import ApiKeySource
 
+KEYRING_WRITE_S = 30.0
+"""How long storing the key may wait on the keyring (a locked keychain can prompt the author)."""
 
-def current(svc: Services) -> SettingsInfo:
+
+async def current(svc: Services, *, reread_keyring: bool = False) -> SettingsInfo:
+    """The settings as the planner would use them. The keyring is read off the event loop
+    (a backend can hang on a prompt); `reread_keyring` asks the backend again instead of the
+    cache, for a key changed outside Atrium."""
     saved = svc.settings.load()
     env_model = os.environ.get("ATRIUM_MODEL")
     source = "settings" if saved.model else ("environment" if env_model else "none")
     workspace = settings_mod.resolve_workspace(saved, os.environ, svc.data_dir)
     model = saved.model or env_model
     key_source, variable = key_source_of(model, os.environ)
-    if key_source == "none" and settings_mod.keyring_get():
-        key_source = "keyring"
+    if key_source == "none":
+        if reread_keyring:
+            KEYCHAIN.invalidate(MODEL_SERVICE, MODEL_KEY_USER)
+        if await KEYCHAIN.aget(MODEL_SERVICE, MODEL_KEY_USER):
+            key_source = "keyring"
     return SettingsInfo(
         model=model,
         api_base=saved.api_base or os.environ.get("ATRIUM_MODEL_API_BASE"),
@@ -54,7 +65,7 @@ def key_source_of(model: str | None, env: Mapping[str, str]) -> tuple[ApiKeySour
 @registry.method("settings/get")
 async def get(svc: Services, params: Empty) -> SettingsInfo:
     del params
-    return current(svc)
+    return await current(svc, reread_keyring=True)
 
 
 @registry.method("settings/set")
@@ -67,12 +78,26 @@ async def set_settings(svc: Services, params: SettingsSetParams) -> SettingsInfo
             raise RpcError(ErrorCode.SETTINGS_INVALID, "workspace must be an absolute path")
         if path.exists() and not path.is_dir():
             raise RpcError(ErrorCode.SETTINGS_INVALID, "workspace is not a folder")
-    before = current(svc).workspace
+    before = (await current(svc)).workspace
     if "api_key" in params.model_fields_set:
         with typed_errors():
-            settings_mod.keyring_set(api_key or None)
+            await _store_key(api_key or None)
     svc.settings.update(**changes)
-    after = current(svc)
+    after = await current(svc)
     if after.workspace != before:
         await svc.workspace_changed(Path(after.workspace))
     return after
+
+
+async def _store_key(value: str | None) -> None:
+    """Write the key off the event loop, within `KEYRING_WRITE_S`.
+
+    Raises:
+        KeyringUnavailableError: no usable backend, or one that did not answer in time.
+    """
+    try:
+        await asyncio.wait_for(asyncio.to_thread(settings_mod.keyring_set, value), KEYRING_WRITE_S)
+    except TimeoutError as exc:
+        raise KeyringUnavailableError(
+            f"the OS keyring did not answer within {KEYRING_WRITE_S:.0f} s"
+        ) from exc

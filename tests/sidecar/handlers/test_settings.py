@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
 import pytest
 
+from sidecar.handlers.services import Services
 from sidecar.handlers.settings import key_source_of
+from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE, Keychain
 from sidecar.llm.config import resolve_lm_config
+from sidecar.protocol import Empty, SettingsInfo, SettingsSetParams
+from tests.sidecar.handlers.conftest import call
+from tests.sidecar.host.memory_keyring import MemoryKeyring
+from tests.sidecar.rpc.peer import build_services
 
 
 def test_atrium_model_api_key_wins_over_the_provider_variable() -> None:
@@ -59,3 +69,66 @@ def test_the_named_source_is_the_key_the_planner_uses(env: dict[str, str]) -> No
     expected = env[variable] if variable else "from-keyring"
     assert source in ("environment", "provider", "none")
     assert config.api_key == expected
+
+
+@pytest.fixture
+def keyring_backend() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    memory = MemoryKeyring()
+    keyring.set_keyring(memory)
+    yield memory
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def svc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
+    for name in ("ATRIUM_MODEL", "ATRIUM_MODEL_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ATRIUM_WORKSPACE", str(tmp_path / "ws"))
+    services = build_services(tmp_path)
+    yield services
+    services.store.db.close()
+
+
+@pytest.mark.anyio
+async def test_opening_settings_sees_a_key_stored_or_removed_outside_atrium(
+    svc: Services, keyring_backend: MemoryKeyring
+) -> None:
+    await call(svc, "settings/set", SettingsSetParams(model="openai/gpt-4o-mini"), SettingsInfo)
+    assert (await call(svc, "settings/get", Empty(), SettingsInfo)).api_key_source == "none"
+
+    keyring_backend.store[(MODEL_SERVICE, MODEL_KEY_USER)] = "sk-from-the-keychain-app"
+    assert (await call(svc, "settings/get", Empty(), SettingsInfo)).api_key_source == "keyring"
+    assert KEYCHAIN.get(MODEL_SERVICE, MODEL_KEY_USER) == "sk-from-the-keychain-app"
+
+    del keyring_backend.store[(MODEL_SERVICE, MODEL_KEY_USER)]
+    assert (await call(svc, "settings/get", Empty(), SettingsInfo)).api_key_source == "none"
+
+
+@pytest.mark.anyio
+async def test_a_key_set_through_settings_is_stored_and_named(
+    svc: Services, keyring_backend: MemoryKeyring
+) -> None:
+    info = await call(
+        svc,
+        "settings/set",
+        SettingsSetParams(model="openai/gpt-4o-mini", api_key="sk-typed"),
+        SettingsInfo,
+    )
+    assert (info.api_key_source, info.has_api_key) == ("keyring", True)
+    assert keyring_backend.store[(MODEL_SERVICE, MODEL_KEY_USER)] == "sk-typed"
+
+
+def test_invalidating_one_secret_keeps_the_others_cached(keyring_backend: MemoryKeyring) -> None:
+    chain = Keychain()
+    keyring_backend.store[("atrium-mcp", "GH")] = "tok-1"
+    keyring_backend.store[(MODEL_SERVICE, MODEL_KEY_USER)] = "sk-1"
+    chain.get("atrium-mcp", "GH")
+    chain.get(MODEL_SERVICE, MODEL_KEY_USER)
+    reads = chain.backend_reads
+
+    chain.invalidate(MODEL_SERVICE, MODEL_KEY_USER)
+    chain.get("atrium-mcp", "GH")
+    chain.get(MODEL_SERVICE, MODEL_KEY_USER)
+
+    assert chain.backend_reads == reads + 1
