@@ -97,7 +97,47 @@ async def test_steer_sent_while_the_model_thinks_reaches_the_next_model_call(
     assert receipts(agent, queued["queued_id"]) == ["queued", "delivered", "answered"]
 
 
-async def test_a_message_sent_during_the_last_token_becomes_the_next_turn(
+def streamed(sidecar: Sidecar, run_id: str) -> str:
+    return "".join(
+        e.event.text  # type: ignore[union-attr]
+        for e in sidecar.events
+        if e.run_id == run_id and e.event.type == "token"
+    )
+
+
+async def test_a_message_sent_after_the_last_token_before_the_turn_ends_is_the_next_turn(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    """The race at the very end of a turn: every token of the answer has reached the window,
+    the model has not yet said it is done, and the author sends a message."""
+    release = threading.Event()
+    model.push(
+        Reply.text(answer_text("A long answer, all streamed."), chunk_size=4).after(
+            release, before_finish=True
+        ),
+        Reply.text(answer_text("And the PS too.")),
+    )
+    thread = await agent.call("thread/create", {})
+    run = await agent.call("run/start", {"thread_id": thread["id"], "text": "write"})
+    await agent.wait_for(lambda _: "all streamed." in streamed(agent, run["run_id"]), 120)
+    queued = await agent.call("run/start", {"thread_id": thread["id"], "text": "add a PS"})
+    assert queued["run_id"] == run["run_id"]  # queued behind the turn, not refused
+    release.set()
+    runs = await finished_runs(agent, 2)
+    assert runs[0] == run["run_id"] and len(set(runs)) == 2
+    assert "add a PS" in user_texts(model.generation_requests[1].body)
+    assert "add a PS" not in user_texts(model.generation_requests[0].body)
+    got = await agent.call("thread/get", {"thread_id": thread["id"]})
+    assert [m["content"] for m in got["messages"] if m["role"] == "user"] == ["write", "add a PS"]
+    assert [m["content"] for m in got["messages"] if m["role"] == "assistant"] == [
+        "A long answer, all streamed.",
+        "And the PS too.",
+    ]
+    await agent.wait_for(lambda _: receipts(agent, queued["queued_id"])[-1:] == ["answered"])
+    assert receipts(agent, queued["queued_id"]) == ["queued", "delivered", "answered"]
+
+
+async def test_a_message_sent_while_the_answer_streams_becomes_the_next_turn(
     agent: Sidecar, model: ScriptedModelServer
 ):
     release = threading.Event()

@@ -100,12 +100,18 @@ class Exchange:
         if self.reply is not None and self.reply.chunk_delay:
             time.sleep(self.reply.chunk_delay)
 
-    def pause_mid_stream(self) -> None:
-        """Called by dialects after the stream preamble; honours `.after(ev, mid_stream=True)`."""
-        if self.reply is not None and self.reply.gate is not None and self.reply.gate_mid_stream:
-            self.wait_released(self.reply.gate)
-            if self.request.client_disconnected.is_set():
-                raise BrokenPipeError("client went away mid-stream")
+    def pause_mid_stream(self, *, before_finish: bool = False) -> None:
+        """Called by dialects after the stream preamble (and, where they support it, again
+        before the finish reason); honours `.after(ev, mid_stream=True)` at the first and
+        `.after(ev, before_finish=True)` at the second."""
+        reply = self.reply
+        if reply is None or reply.gate is None or not reply.gate_mid_stream:
+            return
+        if reply.gate_before_finish != before_finish:
+            return
+        self.wait_released(reply.gate)
+        if self.request.client_disconnected.is_set():
+            raise BrokenPipeError("client went away mid-stream")
 
     def wait_released(self, release: threading.Event) -> None:
         """Block until release/stop, noting whether the client hung up meanwhile."""

@@ -216,6 +216,7 @@ class OpenAIChatDialect:
             chunk({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]})
             for piece in split_chunks(call.arguments_json(), reply.chunk_size):
                 chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+        exchange.pause_mid_stream(before_finish=True)
         chunk({}, _finish(reply))
         if include_usage:
             exchange.sse({**base, "choices": [], "usage": _usage(request, reply)})

@@ -51,6 +51,7 @@ class Reply:
     disconnect: bool = False  # close the socket without any response
     gate: threading.Event | None = None
     gate_mid_stream: bool = False  # streaming: pause after the stream preamble, not before
+    gate_before_finish: bool = False  # streaming: pause after the last text, before it ends
     delay: float = 0.0
 
     @classmethod
@@ -107,9 +108,18 @@ class Reply:
         """
         return (then or cls.drop()).after(release)
 
-    def after(self, release: threading.Event, *, mid_stream: bool = False) -> Reply:
-        """Hold this reply until `release` is set; mid_stream pauses after the stream starts."""
-        return replace(self, gate=release, gate_mid_stream=mid_stream)
+    def after(
+        self, release: threading.Event, *, mid_stream: bool = False, before_finish: bool = False
+    ) -> Reply:
+        """Hold this reply until `release` is set; mid_stream pauses after the stream starts,
+        before_finish after its last text and tool call, before the finish reason (Chat
+        Completions only)."""
+        return replace(
+            self,
+            gate=release,
+            gate_mid_stream=mid_stream or before_finish,
+            gate_before_finish=before_finish,
+        )
 
     def delayed(self, seconds: float) -> Reply:
         return replace(self, delay=seconds)
