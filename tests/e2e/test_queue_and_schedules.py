@@ -395,3 +395,53 @@ async def test_a_message_sent_while_an_approval_waits_reaches_the_turn_after_the
     assert "keep the tone calm" in user_texts(model.generation_requests[1].body)
     await agent.wait_for(lambda _: receipts(agent, queued["queued_id"])[-1:] == ["answered"])
     assert receipts(agent, queued["queued_id"]) == ["queued", "delivered", "answered"]
+
+
+async def test_the_agent_creates_a_schedule_from_a_conversation_only_after_the_authors_yes(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    """ "Remind me every weekday at 9": the model calls schedule__create, which is a write, so the
+    author is asked first; a refusal stores nothing, a yes stores exactly that schedule."""
+    weekday_nine = {
+        "kind": "cron",
+        "spec": "0 9 * * 1-5",
+        "prompt": "Remind me to send the chapter to Zofia.",
+        "timezone": "Europe/Berlin",
+        "name": "Chapter reminder",
+    }
+    model.push(
+        Reply.tool_call("schedule__create", weekday_nine),
+        Reply.text(answer_text("Understood, no reminder.")),
+        Reply.tool_call("schedule__create", weekday_nine),
+        Reply.text(answer_text("Done: every weekday at 9:00 Berlin time.")),
+    )
+    thread = await agent.call("thread/create", {})
+
+    async def ask_and_answer(decision: str) -> Any:
+        run = await agent.call(
+            "run/start",
+            {"thread_id": thread["id"], "text": "remind me every weekday at 9 to send the chapter"},
+        )
+        events = await agent.run_to_end(run["run_id"], within=180)
+        asked = next(e.event.interrupt for e in events if e.event.type == "interrupt")  # type: ignore[union-attr]
+        assert (asked.kind, asked.server, asked.tool) == ("approval", "schedule", "create")
+        assert asked.arguments == weekday_nine
+        assert (await agent.call("schedule/list", {}))["schedules"] == []
+        resumed = await agent.call(
+            "run/resume",
+            {"thread_id": thread["id"], "interrupt_id": asked.id, "value": {"decision": decision}},
+        )
+        return await agent.run_to_end(resumed["run_id"], within=180)
+
+    await ask_and_answer("deny")
+    assert (await agent.call("schedule/list", {}))["schedules"] == []
+
+    await ask_and_answer("allow_once")
+    schedules = (await agent.call("schedule/list", {}))["schedules"]
+    assert [(s["kind"], s["spec"], s["timezone"], s["prompt"]) for s in schedules] == [
+        ("cron", "0 9 * * 1-5", "Europe/Berlin", "Remind me to send the chapter to Zofia.")
+    ]
+    assert all(
+        datetime.fromisoformat(t).weekday() < 5 and datetime.fromisoformat(t).hour == 9
+        for t in schedules[0]["next_fires_local"]
+    )
