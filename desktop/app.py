@@ -93,6 +93,7 @@ def build_desktop(
     queue = QueueController(client)
     client.queue_update_received.connect(queue.handle_update)
     add_queue_strip(window, queue)
+    window.thread_list.attach_queue(queue)
     add_schedules_panel(window, SchedulesController(client))
     client.automation_notice_received.connect(lambda notice: show_automation_notice(window, notice))
     client.initialized.connect(window.set_server_info)

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from desktop.ipc.errors import ClientErrorCode
 from desktop.ipc.pending import PendingRequest, RequestSender
 from desktop.models.emitter import Emitter
 from desktop.models.session import SessionState
@@ -53,6 +54,14 @@ PAGE = 200
 """Messages per page when the author scrolls through a thread or jumps to a hit."""
 
 
+_CLIENT_CODES = frozenset(int(code) for code in ClientErrorCode)
+
+
+def _sidecar_answered(error: ErrorObject) -> bool:
+    """The sidecar itself refused (not: no sidecar running, or it exited meanwhile)."""
+    return error.code not in _CLIENT_CODES
+
+
 def title_from_text(text: str) -> str:
     """A thread title from the first line of the author's first message."""
     first = text.strip().splitlines()[0] if text.strip() else ""
@@ -64,10 +73,14 @@ class SessionController:
 
     Events:
         error_reported(str): a request failed; a short sentence for the status bar.
+        message_refused(thread_id | None, text, ErrorObject): a message the author sent was not
+            taken (`run/start` refused — e.g. QUEUE_FULL, THREAD_BUSY — the thread could not
+            be created, or no sidecar runs): its text, for the composer to take back.
     """
 
     def __init__(self, sender: RequestSender, state: SessionState) -> None:
         self.error_reported: Emitter[[str]] = Emitter()
+        self.message_refused: Emitter[[str | None, str, ErrorObject]] = Emitter()
         self._sender = sender
         self.state = state
         state.resync_needed.connect(self._on_resync_needed)
@@ -180,7 +193,8 @@ class SessionController:
         )
 
     def create_thread(self, title: str = "New thread", first_message: str = "") -> PendingRequest:
-        """Create a thread and select it; with `first_message`, send that into it."""
+        """Create a thread and select it; with `first_message`, send that into it (a refused
+        creation hands the message back through `message_refused`)."""
 
         def on_created(thread: ThreadInfo) -> None:
             self.state.add_thread(thread)
@@ -188,8 +202,13 @@ class SessionController:
             if first_message:
                 self.send_message(first_message)
 
+        def on_error(error: ErrorObject) -> None:
+            self._report(error, "Creating the thread")
+            if first_message:
+                self.message_refused.emit(None, first_message, error)
+
         params = ThreadCreateParams(title=title)
-        return self._sender.request("thread/create", params).then(on_created, self._report)
+        return self._sender.request("thread/create", params).then(on_created, on_error)
 
     def rename_thread(self, thread_id: str, title: str) -> PendingRequest:
         params = ThreadRenameParams(thread_id=thread_id, title=title)
@@ -225,7 +244,10 @@ class SessionController:
         (an approval, a form, a plan), the sidecar queues it (`mode`, else the thread's default;
         an `interrupt` drops the question and starts a turn). A queued message shows in the
         queue under the turn, not in the transcript, until it is delivered: a message typed
-        while a dialog is open is never lost and never held back in the composer."""
+        while a dialog is open is never lost and never held back in the composer.
+
+        A message the sidecar does not take (`QUEUE_FULL`, a refused thread, no sidecar
+        running) is never lost either: `message_refused` hands its text back."""
         text = text.strip()
         if not text:
             return None
@@ -234,15 +256,24 @@ class SessionController:
             return self.create_thread(title_from_text(text), first_message=text)
         if self.state.run_state(thread_id).is_running or self.state.inbox.count(thread_id):
             queued = RunStartParams(thread_id=thread_id, text=text, mode=mode)
-            return self._sender.request("run/start", queued).then(None, self._report)
+            return self._sender.request("run/start", queued).then(
+                None, lambda error: self._on_queueing_refused(thread_id, text, error)
+            )
         previous = self.state.run_state(thread_id).status
         if self.state.transcript.has_newer:
             self.fetch_thread(thread_id)  # back to the live end, where the message goes
         self.state.note_message_sent(thread_id, text)
         params = RunStartParams(thread_id=thread_id, text=text)
-        return self._sender.request("run/start", params).then(
-            None, lambda error: self._on_run_refused(thread_id, previous, error)
-        )
+
+        def on_refused(error: ErrorObject) -> None:
+            self._on_run_refused(thread_id, previous, error, reload=False)
+            self.message_refused.emit(thread_id, text, error)
+            if thread_id == self.state.selected_thread_id and _sidecar_answered(error):
+                # The transcript shows the message as sent: reloading drops it. (With no
+                # sidecar to ask, the reload after it starts again does.)
+                self.fetch_thread(thread_id)
+
+        return self._sender.request("run/start", params).then(None, on_refused)
 
     def cancel_run(self, thread_id: str | None = None) -> PendingRequest | None:
         thread_id = thread_id or self.state.selected_thread_id
@@ -321,12 +352,18 @@ class SessionController:
         params = MemoryEventsParams(thread_id=thread_id)
         return self._sender.request("memory/events", params).then(on_events, on_error)
 
-    def _on_run_refused(self, thread_id: str, previous: ThreadStatus, error: ErrorObject) -> None:
+    def _on_run_refused(
+        self, thread_id: str, previous: ThreadStatus, error: ErrorObject, *, reload: bool = True
+    ) -> None:
         status: ThreadStatus = previous if previous != "running" else "idle"
         self.state.note_run_refused(thread_id, status, error.message)
         self._report(error, "Starting the turn")
-        if error.code == ErrorCode.THREAD_BUSY:
+        if reload and error.code == ErrorCode.THREAD_BUSY:
             self.fetch_thread(thread_id)
+
+    def _on_queueing_refused(self, thread_id: str, text: str, error: ErrorObject) -> None:
+        self._report(error, "Queueing the message")
+        self.message_refused.emit(thread_id, text, error)
 
     def _on_resync_needed(self, thread_id: str) -> None:
         self.fetch_thread(thread_id)

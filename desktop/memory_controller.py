@@ -4,14 +4,17 @@ Never waits: each method sends one request and returns its `PendingRequest`; rep
 `MemoryState`. `context` and `memory` run events are kept per thread, so the panel can show
 what the agent saw on each turn and which memories it saved or forgot. `load_summaries` reads
 where each summary of a thread's earlier messages ends, for the transcript's dividers.
+A thread's compaction (automatic or off, compact now) and its export (Markdown or JSON) are
+`thread/compaction` and `thread/export`; the thread list's menu offers them.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Literal, TypeAlias
 
-from desktop.ipc.pending import PendingRequest, RequestSender, ResultCallback
+from desktop.ipc.pending import ErrorCallback, PendingRequest, RequestSender, ResultCallback
 from desktop.models.emitter import Emitter
 from desktop.models.memory import MemoryState
 from sidecar.protocol import ErrorObject, RunEventParams, WireModel
@@ -30,6 +33,7 @@ from sidecar.protocol.memory import (
     MemoryUpdateParams,
     MemoryWriteParams,
     SummaryInfo,
+    ThreadExportParams,
     TurnUsageEvent,
 )
 
@@ -38,15 +42,21 @@ logger = logging.getLogger(__name__)
 SummaryPlaced = Callable[[SummaryInfo, str], None]
 """(a summary, the id of the first message after its range)."""
 
+CompactionMode: TypeAlias = Literal["auto", "off"]
+ExportFormat: TypeAlias = Literal["markdown", "json"]
+
 
 class MemoryController:
-    """Events: error_reported(str)."""
+    """Events: error_reported(str); compaction_changed(thread_id): the thread's known compaction
+    mode changed, or a change of it was refused (what shows it shows `compaction_mode` again)."""
 
     def __init__(self, sender: RequestSender, state: MemoryState | None = None) -> None:
         self.error_reported: Emitter[[str]] = Emitter()
+        self.compaction_changed: Emitter[[str]] = Emitter()
         self._sender = sender
         self.state = state if state is not None else MemoryState()
         self._last_list: MemoryListParams | None = None
+        self._compaction: dict[str, CompactionMode] = {}
 
     def handle_run_event(self, params: RunEventParams) -> None:
         event = params.event
@@ -92,12 +102,61 @@ class MemoryController:
         summary's `next_id`). A range with no such message after it has no divider."""
 
         def on_result(result: CompactionResult) -> None:
+            self._note_compaction(thread_id, result)
             for summary in result.summaries:
                 if summary.next_id is not None:
                     on_placed(summary, summary.next_id)
 
         params = CompactionParams(thread_id=thread_id)
         return self._send("thread/compaction", params, "Reading the summaries", on_result)
+
+    def compaction_mode(self, thread_id: str) -> CompactionMode | None:
+        """Whether the thread compacts by itself, as last read or set (None: not known yet)."""
+        return self._compaction.get(thread_id)
+
+    def load_compaction(self, thread_id: str) -> PendingRequest:
+        """Read the thread's compaction mode (`thread/compaction`, changing nothing); a failure
+        is logged, not shown: the mode is only shown as a check mark, and it stays as it was."""
+
+        def on_error(error: ErrorObject) -> None:
+            logger.info("reading the compaction mode failed: %s (%s)", error.message, error.code)
+
+        params = CompactionParams(thread_id=thread_id)
+        return self._sender.request("thread/compaction", params).then(
+            lambda result: self._note_compaction(thread_id, result), on_error
+        )
+
+    def set_compaction(self, thread_id: str, mode: CompactionMode) -> PendingRequest:
+        """Turn the thread's automatic compaction on (`auto`) or off."""
+        params = CompactionParams(thread_id=thread_id, mode=mode)
+        return self._send_compaction(params, "Changing the compaction setting")
+
+    def compact_now(self, thread_id: str) -> PendingRequest:
+        """Summarize the thread's older messages now (a `/compact` turn: at once on an idle
+        thread, right after the running turn otherwise), automatic compaction on or off."""
+        params = CompactionParams(thread_id=thread_id, compact_now=True)
+        return self._send_compaction(params, "Compacting the thread")
+
+    def export(self, thread_id: str, export_format: ExportFormat) -> PendingRequest:
+        """`thread/export`; chain `.then` for the `ThreadExportResult` (its `content`).
+        Failures are left to the caller, which knows where the export was going."""
+        params = ThreadExportParams(thread_id=thread_id, format=export_format)
+        return self._sender.request("thread/export", params)
+
+    def _send_compaction(self, params: CompactionParams, what: str) -> PendingRequest:
+        thread_id = params.thread_id
+        return self._send(
+            "thread/compaction",
+            params,
+            what,
+            lambda result: self._note_compaction(thread_id, result),
+            lambda _error: self.compaction_changed.emit(thread_id),
+        )
+
+    def _note_compaction(self, thread_id: str, result: CompactionResult) -> None:
+        if self._compaction.get(thread_id) != result.mode:
+            self._compaction[thread_id] = result.mode
+            self.compaction_changed.emit(thread_id)
 
     def load_identity(self) -> PendingRequest:
         return self._send(
@@ -122,10 +181,17 @@ class MemoryController:
             self._send("memory/list", self._last_list, "Listing memories", self._on_list)
 
     def _send(
-        self, method: str, params: WireModel, what: str, on_result: ResultCallback | None = None
+        self,
+        method: str,
+        params: WireModel,
+        what: str,
+        on_result: ResultCallback | None = None,
+        then_error: ErrorCallback | None = None,
     ) -> PendingRequest:
         def on_error(error: ErrorObject) -> None:
             logger.warning("%s failed: %s (%s)", what, error.message, error.code)
             self.error_reported.emit(f"{what} failed: {error.message}")
+            if then_error is not None:
+                then_error(error)
 
         return self._sender.request(method, params).then(on_result, on_error)

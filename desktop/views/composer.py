@@ -92,7 +92,8 @@ class ComposerWidget(QWidget):
     instead (with a `ComposerController`; without one it is sent like any text).
     While the thread runs (`set_busy(True)`) it still sends: the sidecar queues the message in
     the thread's default mode; Alt+Enter sends it as `interrupt_submitted(text)` instead, which
-    stops the running turn and starts a new one with it.
+    stops the running turn and starts a new one with it. A sent message that is refused comes
+    back into the draft (`take_back`), with the reason above it; `refusal` keeps that error.
 
     Signals: `prompt_dialog_opened(PromptArgumentsDialog)`,
     `resource_picker_opened(ResourcePickerDialog)`.
@@ -111,6 +112,9 @@ class ComposerWidget(QWidget):
         self.prompt_dialog: PromptArgumentsDialog | None = None
         self.resource_picker: ResourcePickerDialog | None = None
         self._expanding: PendingRequest | None = None
+        self._taken_back: list[str] = []  # refused while a prompt expanded; restored after
+        self.refusal: ErrorObject | None = None
+        self._refusal_note = ""
         self._busy = False
         self._build()
         self.set_features(features)
@@ -161,6 +165,38 @@ class ComposerWidget(QWidget):
         self.error_label.setText(message)
         self.error_label.show()
 
+    def take_back(self, text: str, error: ErrorObject, where: str = "") -> None:
+        """A sent message was refused (`error`): put `text` back and say why.
+
+        Nothing the author typed since is overwritten: into an empty composer the text comes
+        back as the draft (the cursor at its end); a draft that is that text, or starts with it
+        (taken back before), stays as it is; otherwise the text goes in front of the new draft,
+        the older message first, a blank line between, as one undoable edit that leaves the
+        author's cursor where it was. While a prompt is being expanded (the draft is about to
+        be replaced) it waits and goes in after the expansion. `where` names the thread it was
+        meant for when that is not the one shown.
+        """
+        self.refusal = error
+        target = f" to “{where}”" if where else ""
+        self._refusal_note = f"Not sent{target}: {error.message} — it is back in the draft."
+        if self._expanding is not None:
+            self._taken_back.append(text)
+        else:
+            self._put_back(text)
+        self.show_error(self._refusal_note)
+
+    def _put_back(self, text: str) -> None:
+        draft = self.editor.toPlainText()
+        if draft.strip() == text or draft.startswith(text + "\n\n"):
+            return
+        if not draft.strip():
+            self.editor.setPlainText(text)
+            self.editor.moveCursor(QTextCursor.MoveOperation.End)
+            return
+        cursor = QTextCursor(self.editor.document())
+        cursor.movePosition(QTextCursor.MoveOperation.Start)
+        cursor.insertText(text + "\n\n")
+
     def _show_enabled(self) -> None:
         expanding = self._expanding is not None
         self.editor.setReadOnly(expanding)
@@ -181,6 +217,7 @@ class ComposerWidget(QWidget):
             self._submit_prompt_line(text)
             return
         self.editor.clear()
+        self.refusal = None
         self.message_submitted.emit(text)
 
     def _on_interrupt_submitted(self) -> None:
@@ -188,6 +225,7 @@ class ComposerWidget(QWidget):
         if not text or self._expanding is not None or is_prompt_line(text):
             return
         self.editor.clear()
+        self.refusal = None
         self.interrupt_submitted.emit(text)
 
     def _submit_prompt_line(self, text: str) -> None:
@@ -244,11 +282,20 @@ class ComposerWidget(QWidget):
         self.editor.setPlainText(result.text)
         self.editor.moveCursor(QTextCursor.MoveOperation.End)
         self.editor.setFocus()
+        self._put_back_taken()
 
     def _on_expand_failed(self, error: ErrorObject) -> None:
         self._expanding = None
         self._show_enabled()
+        self._put_back_taken()
         self.show_error(feature_error_text(error))
+
+    def _put_back_taken(self) -> None:
+        taken, self._taken_back = self._taken_back, []
+        for text in reversed(taken):  # each goes first: the oldest ends up on top
+            self._put_back(text)
+        if taken:
+            self.show_error(self._refusal_note)
 
     def open_resource_picker(self) -> ResourcePickerDialog | None:
         """List the connected servers' resources; the chosen one goes into the draft."""

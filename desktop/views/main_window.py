@@ -14,6 +14,7 @@ from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDockWidget,
+    QFileDialog,
     QMainWindow,
     QSplitter,
     QToolBar,
@@ -52,10 +53,12 @@ from desktop.views.status_widgets import (
     let_narrow,
 )
 from desktop.views.theme import ThemeController
+from desktop.views.thread_export import ThreadExporter
 from desktop.views.thread_list import ThreadListWidget
 from desktop.views.transcript_view import TranscriptView
 from desktop.views.window_state import app_settings, restore_layout, save_layout
 from sidecar.protocol import (
+    ErrorObject,
     InitializeResult,
     InterruptInfo,
     SettingsInfo,
@@ -79,7 +82,9 @@ class MainWindow(QMainWindow):
     `notifier` tells an author who is elsewhere that a run finished, failed or asks something,
     `empty_state` says what to do first while there is nothing to show. A message sent while
     the selected thread waits on a decision is queued by the sidecar, like one sent while a
-    turn runs (`SessionController.send_message`).
+    turn runs (`SessionController.send_message`); one the sidecar refuses goes back into the
+    composer with the reason. With a `MemoryController`, `exporter` saves a thread as Markdown
+    or JSON (File → Export thread…, or the thread list's menu).
 
     Signals: `interrupt_dialog_opened(dialog)`, `settings_dialog_opened(dialog)`,
     `find_requested()` (Edit → Find, Ctrl+F: the find bar listens), `quit_requested()` (File →
@@ -139,6 +144,10 @@ class MainWindow(QMainWindow):
 
     def _build_widgets(self) -> None:
         self.thread_list = ThreadListWidget(self.state)
+        self.exporter: ThreadExporter | None = None
+        if self.memory is not None:
+            self.thread_list.attach_memory(self.memory)
+            self.exporter = ThreadExporter(self.memory, self)
         self.transcript = TranscriptView(self.state.transcript, self.controller)
         if self.memory is not None:
             self.transcript.attach_memory(self.memory)
@@ -216,6 +225,7 @@ class MainWindow(QMainWindow):
         self.thread_list.rename_requested.connect(controller.rename_thread)
         self.thread_list.delete_requested.connect(controller.delete_thread)
         self.thread_list.move_requested.connect(controller.move_thread)
+        self.thread_list.export_requested.connect(self.export_thread)
         self.composer.message_submitted.connect(controller.send_message)
         self.composer.interrupt_submitted.connect(
             lambda text: controller.send_message(text, "interrupt")
@@ -233,10 +243,17 @@ class MainWindow(QMainWindow):
         if self.coord is not None:
             self.coord.error_reported.connect(self._on_error_reported)
         controller.error_reported.connect(self._on_error_reported)
+        controller.message_refused.connect(self._on_message_refused)
+        if self.memory is not None:
+            self.memory.error_reported.connect(self._on_error_reported)
+        if self.exporter is not None:
+            self.exporter.failed.connect(self._on_error_reported)
+            self.exporter.exported.connect(self._on_exported)
 
     def _connect_menus(self) -> None:
         actions = self.menu_actions
         actions.quit.triggered.connect(self.quit)
+        actions.export_thread.triggered.connect(lambda _checked=False: self.export_thread())
         actions.find.triggered.connect(self.find_requested)
         self.find_requested.connect(self.transcript.open_find_bar)
         actions.stop_run.triggered.connect(self._on_stop_requested)
@@ -401,6 +418,29 @@ class MainWindow(QMainWindow):
         self.memory_panel.raise_()
         return self.memory_panel
 
+    def export_thread(
+        self, thread_id: str | None = None, export_format: str = "markdown"
+    ) -> QFileDialog | None:
+        """Ask where to save a thread (default: the selected one) as Markdown or JSON."""
+        thread_id = thread_id or self.state.selected_thread_id
+        thread = self.state.threads.get(thread_id) if thread_id is not None else None
+        if self.exporter is None or thread is None:
+            return None
+        chosen = "json" if export_format == "json" else "markdown"
+        return self.exporter.ask(thread.id, thread.title, chosen)
+
+    def _on_exported(self, path: str) -> None:
+        self.statusBar().showMessage(f"Exported to {path}", 15_000)
+
+    def _on_message_refused(self, thread_id: str | None, text: str, error: ErrorObject) -> None:
+        """A sent message was not taken: back into the composer, never lost (see `take_back`
+        for how it joins what was typed since), naming its thread if another is shown."""
+        where = ""
+        if thread_id is not None and thread_id != self.state.selected_thread_id:
+            thread = self.state.threads.get(thread_id)
+            where = thread.title if thread is not None else ""
+        self.composer.take_back(text, error, where)
+
     def open_about(self) -> AboutDialog:
         """Help → About: the versions of the app, protocol, Python and Qt."""
         if self.about_dialog is None:
@@ -444,6 +484,9 @@ class MainWindow(QMainWindow):
         self.run_status.show_state(run, waiting, has_thread=selected is not None)
         self.composer.set_busy(selected is not None and run.is_running)
         self.menu_actions.stop_run.setEnabled(selected is not None and run.is_running)
+        self.menu_actions.export_thread.setEnabled(
+            selected is not None and self.exporter is not None
+        )
         self._show_empty_state()
 
     def _show_empty_state(self) -> None:

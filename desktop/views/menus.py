@@ -44,6 +44,7 @@ class MenuActions:
     """
 
     new_thread: QAction
+    export_thread: QAction
     settings: QAction
     servers: QAction
     grants: QAction
@@ -68,6 +69,7 @@ def build_menu_bar(window: QMainWindow, panels: Iterable[QAction] = ()) -> MenuA
     """Fill `window`'s menu bar; `panels` are the docks' show/hide actions for View."""
     actions = MenuActions(
         new_thread=_action(window, "&New thread", shortcuts(_Key.New, "Ctrl+N")),
+        export_thread=_action(window, "&Export thread…"),
         settings=_action(window, "&Settings…", shortcuts(_Key.Preferences, "Ctrl+,")),
         servers=_action(window, "MCP &servers…"),
         grants=_action(window, "&Grants…"),
@@ -85,6 +87,7 @@ def build_menu_bar(window: QMainWindow, panels: Iterable[QAction] = ()) -> MenuA
     file_menu = bar.addMenu("&File")
     actions.file_menu = file_menu
     file_menu.addAction(actions.new_thread)
+    file_menu.addAction(actions.export_thread)
     file_menu.addSeparator()
     file_menu.addAction(actions.settings)
     file_menu.addAction(actions.servers)

@@ -1,9 +1,14 @@
 """`ThreadListWidget`: the threads, in channel folders, with New, Rename (in place), Delete (after
-a confirm) and a context menu that moves a thread to another channel."""
+a confirm) and a context menu that moves a thread to another channel, sets what a message sent
+while it works is queued as, turns its compaction on or off (or compacts now) and exports it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Protocol
+
 from PySide6.QtCore import QItemSelection, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -17,11 +22,60 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.ipc.pending import PendingRequest
+from desktop.memory_controller import CompactionMode, ExportFormat
+from desktop.models.emitter import Emitter
 from desktop.models.session import SessionState
 from desktop.models.thread_list_model import THREAD_ID_ROLE, ThreadListModel
+from sidecar.protocol.queue import QueueMode
 
 CHANNEL_MAX_LENGTH = 200
 """The longest channel name `thread/compaction` accepts."""
+
+QUEUE_MODE_CHOICES: dict[QueueMode, tuple[str, str]] = {
+    "steer": ("Steer", "The running turn reads it before its next model call"),
+    "collect": ("Collect", "When the turn ends, all the queued messages become one turn"),
+    "followup": ("Follow-up", "When the turn ends, each becomes its own turn, in order"),
+    "interrupt": ("Interrupt", "The turn stops at once and the message starts a new one"),
+}
+COMPACTION_CHOICES: dict[CompactionMode, str] = {"auto": "Automatic", "off": "Off"}
+EXPORT_CHOICES: dict[ExportFormat, str] = {
+    "markdown": "Export as Markdown…",
+    "json": "Export as JSON…",
+}
+
+
+class ThreadQueueModes(Protocol):
+    """What the menu asks of the queue controller (`QueueController` provides it)."""
+
+    default_mode_changed: Emitter[[str]]
+
+    def default_mode(self, thread_id: str) -> QueueMode | None: ...
+    def load_default_mode(self, thread_id: str) -> PendingRequest: ...
+    def set_default_mode(self, thread_id: str, mode: QueueMode) -> PendingRequest: ...
+
+
+class ThreadCompaction(Protocol):
+    """What the menu asks of the memory controller (`MemoryController` provides it)."""
+
+    compaction_changed: Emitter[[str]]
+
+    def compaction_mode(self, thread_id: str) -> CompactionMode | None: ...
+    def load_compaction(self, thread_id: str) -> PendingRequest: ...
+    def set_compaction(self, thread_id: str, mode: CompactionMode) -> PendingRequest: ...
+    def compact_now(self, thread_id: str) -> PendingRequest: ...
+
+
+@dataclass
+class ThreadMenuOptions:
+    """The open context menu's checkable options, kept to show replies that arrive while it
+    is open (the current mode is read again each time the menu opens)."""
+
+    thread_id: str
+    queue_modes: dict[QueueMode, QAction] = field(default_factory=dict[QueueMode, QAction])
+    compaction: dict[CompactionMode, QAction] = field(default_factory=dict[CompactionMode, QAction])
+    compact_now: QAction | None = None
+    exports: dict[ExportFormat, QAction] = field(default_factory=dict[ExportFormat, QAction])
 
 
 class ThreadListWidget(QWidget):
@@ -33,7 +87,13 @@ class ThreadListWidget(QWidget):
     Signals (the controller acts on them): `thread_selected(thread_id)`, `create_requested()`,
     `rename_requested(thread_id, title)`, `delete_requested(thread_id)` (after the confirm box,
     kept as `confirm_box` while it is open), `move_requested(thread_id, channel | None)` (from
-    the context menu, kept as `context_menu`; "New channel…" asks in `channel_dialog`).
+    the context menu, kept as `context_menu`; "New channel…" asks in `channel_dialog`),
+    `export_requested(thread_id, "markdown" | "json")` (the window asks where to save it).
+
+    With a queue controller attached (`attach_queue`) the menu offers "Queue mode while it
+    works" (the thread's default mode checked); with a memory controller (`attach_memory`),
+    "Compaction" (automatic or off, checked; "Compact now") and the two exports. The open
+    menu's options are `menu_options`; their checks follow the replies.
     """
 
     thread_selected = Signal(str)
@@ -41,6 +101,7 @@ class ThreadListWidget(QWidget):
     rename_requested = Signal(str, str)
     delete_requested = Signal(str)
     move_requested = Signal(str, object)
+    export_requested = Signal(str, str)
 
     def __init__(self, state: SessionState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -50,7 +111,10 @@ class ThreadListWidget(QWidget):
         self.model.rename_requested.connect(self.rename_requested)
         self.confirm_box: QMessageBox | None = None
         self.context_menu: QMenu | None = None
+        self.menu_options: ThreadMenuOptions | None = None
         self.channel_dialog: QInputDialog | None = None
+        self._queue: ThreadQueueModes | None = None
+        self._memory: ThreadCompaction | None = None
         self.view = self._build_view()
         self.new_button = QPushButton("New")
         self.rename_button = QPushButton("Rename")
@@ -62,6 +126,16 @@ class ThreadListWidget(QWidget):
         self.model.modelReset.connect(self._on_model_reset)
         state.selection_changed.connect(self._on_state_selection_changed)
         self._show_selection(state.selected_thread_id)
+
+    def attach_queue(self, queue: ThreadQueueModes) -> None:
+        """Offer the thread's default queue mode in its context menu."""
+        self._queue = queue
+        queue.default_mode_changed.connect(self._on_options_changed)
+
+    def attach_memory(self, memory: ThreadCompaction) -> None:
+        """Offer the thread's compaction and its exports in its context menu."""
+        self._memory = memory
+        memory.compaction_changed.connect(self._on_options_changed)
 
     def _build_view(self) -> QTreeView:
         view = QTreeView()
@@ -200,7 +274,14 @@ class ThreadListWidget(QWidget):
         menu = self._build_thread_menu(thread.id, thread.channel)
         self.context_menu = menu
         menu.aboutToHide.connect(menu.deleteLater)
+        menu.destroyed.connect(lambda _menu=None: self._forget_menu(menu))
         menu.popup(self.view.viewport().mapToGlobal(pos))
+        self._load_options(thread.id)
+
+    def _forget_menu(self, menu: QMenu) -> None:
+        if self.context_menu is menu:
+            self.context_menu = None
+            self.menu_options = None
 
     def _build_thread_menu(self, thread_id: str, current: str | None) -> QMenu:
         menu = QMenu(self)
@@ -220,7 +301,85 @@ class ThreadListWidget(QWidget):
         none = move.addAction("No channel")
         none.setEnabled(current is not None)
         none.triggered.connect(lambda: self.move_requested.emit(thread_id, None))
+        options = ThreadMenuOptions(thread_id)
+        self.menu_options = options
+        if self._queue is not None:
+            self._add_queue_modes(menu, options, self._queue)
+        if self._memory is not None:
+            self._add_compaction(menu, options, self._memory)
+            menu.addSeparator()
+            for export_format, label in EXPORT_CHOICES.items():
+                action = menu.addAction(label)
+                action.triggered.connect(
+                    lambda _checked=False, f=export_format: self.export_requested.emit(thread_id, f)
+                )
+                options.exports[export_format] = action
+        self._show_options(options)
         return menu
+
+    def _add_queue_modes(
+        self, menu: QMenu, options: ThreadMenuOptions, queue: ThreadQueueModes
+    ) -> None:
+        modes = menu.addMenu("Queue mode while it works")
+        modes.setToolTipsVisible(True)
+        group = QActionGroup(modes)
+        for mode, (label, tip) in QUEUE_MODE_CHOICES.items():
+            action = modes.addAction(label)
+            action.setCheckable(True)
+            action.setToolTip(tip)
+            group.addAction(action)
+            options.queue_modes[mode] = action
+
+        def on_chosen(action: QAction) -> None:
+            for mode, candidate in options.queue_modes.items():
+                if candidate is action:
+                    queue.set_default_mode(options.thread_id, mode)
+
+        group.triggered.connect(on_chosen)
+
+    def _add_compaction(
+        self, menu: QMenu, options: ThreadMenuOptions, memory: ThreadCompaction
+    ) -> None:
+        compaction = menu.addMenu("Compaction")
+        group = QActionGroup(compaction)
+        for mode, label in COMPACTION_CHOICES.items():
+            action = compaction.addAction(label)
+            action.setCheckable(True)
+            group.addAction(action)
+            options.compaction[mode] = action
+
+        def on_chosen(action: QAction) -> None:
+            for mode, candidate in options.compaction.items():
+                if candidate is action:
+                    memory.set_compaction(options.thread_id, mode)
+
+        group.triggered.connect(on_chosen)
+        compaction.addSeparator()
+        now = compaction.addAction("Compact now")
+        now.triggered.connect(lambda: memory.compact_now(options.thread_id))
+        options.compact_now = now
+
+    def _load_options(self, thread_id: str) -> None:
+        """Read the thread's current modes again; the open menu's checks follow the replies."""
+        if self._queue is not None:
+            self._queue.load_default_mode(thread_id)
+        if self._memory is not None:
+            self._memory.load_compaction(thread_id)
+
+    def _on_options_changed(self, thread_id: str) -> None:
+        options = self.menu_options
+        if options is not None and options.thread_id == thread_id:
+            self._show_options(options)
+
+    def _show_options(self, options: ThreadMenuOptions) -> None:
+        """Check the known modes; a mode not known (yet) shows no check."""
+        thread_id = options.thread_id
+        mode = self._queue.default_mode(thread_id) if self._queue is not None else None
+        for key, action in options.queue_modes.items():
+            action.setChecked(key == mode)
+        compaction = self._memory.compaction_mode(thread_id) if self._memory is not None else None
+        for key, action in options.compaction.items():
+            action.setChecked(key == compaction)
 
     def _ask_new_channel(self, thread_id: str) -> None:
         dialog = QInputDialog(self)
