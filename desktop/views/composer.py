@@ -185,6 +185,15 @@ class ComposerWidget(QWidget):
             self._put_back(text)
         self.show_error(self._refusal_note)
 
+    def bring_back(self, text: str) -> None:
+        """Put `text` (a queued message taken back to edit) into the draft by `take_back`'s
+        rule, so nothing typed meanwhile is overwritten, and focus the editor."""
+        if self._expanding is not None:
+            self._taken_back.append(text)
+        else:
+            self._put_back(text)
+        self.editor.setFocus()
+
     def _put_back(self, text: str) -> None:
         draft = self.editor.toPlainText()
         if draft.strip() == text or draft.startswith(text + "\n\n"):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.queue_controller import QueueController
@@ -79,12 +78,7 @@ class QueueStrip(QWidget):
 def add_queue_strip(window: MainWindow, queue: QueueController) -> QueueStrip:
     """Put the strip right above the window's composer; Edit brings a message back into it."""
 
-    def edit(text: str) -> None:
-        window.composer.editor.setPlainText(text)
-        window.composer.editor.moveCursor(QTextCursor.MoveOperation.End)
-        window.composer.editor.setFocus()
-
-    strip = QueueStrip(queue, lambda: window.state.selected_thread_id, edit)
+    strip = QueueStrip(queue, lambda: window.state.selected_thread_id, window.composer.bring_back)
     column = window.composer.parentWidget()
     layout = column.layout() if column is not None else None
     if isinstance(layout, QBoxLayout):

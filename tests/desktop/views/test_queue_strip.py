@@ -89,6 +89,21 @@ def test_queued_messages_show_under_the_turn_and_can_be_withdrawn_or_edited(
     assert strip.rows == [] and strip.isHidden()
 
 
+def test_a_message_taken_back_to_edit_keeps_what_the_author_typed_since(
+    qtbot: QtBot,
+    window: MainWindow,
+    fake_sender: FakeSender,
+):
+    queue, strip = _strip(window, fake_sender)
+    queue.handle_update(_queued("q1", "also the tide"))
+    qtbot.keyClicks(window.composer.editor, "and the gulls")
+    _, _, edit, _ = strip.rows[0]
+    qtbot.mouseClick(edit, Qt.MouseButton.LeftButton)
+    _, pending = fake_sender.last("queue/withdraw")
+    pending.resolve(_queued("q1", "also the tide", status="withdrawn").message)
+    assert window.composer.editor.toPlainText() == "also the tide\n\nand the gulls"
+
+
 def test_a_delivered_message_cannot_change_and_an_answered_one_leaves_the_strip(
     window: MainWindow,
     fake_sender: FakeSender,
