@@ -11,8 +11,10 @@ duplicate with its error, never silently dropped. The published rules are checke
 - the file is UTF-8, the body at most `MAX_BODY_BYTES`, and the folder lies inside its root
   (a symlinked skill folder pointing elsewhere is refused).
 
-A skill with any error is still listed (with `errors`), so the author sees it in the Skills panel;
-only a skill without errors is offered to the model.
+A skill with any error is still listed (with `errors`, each a `Problem` with its `kind`), so the
+author sees it in the Skills panel; only a skill without errors is offered to the model. A root
+with more than `MAX_SKILLS_PER_ROOT` folders is read up to that many, and one more entry says how
+many were not read (kind `not_read`), so the cut is listed like any other problem.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import frontmatter  # pyright: ignore[reportMissingTypeStubs]
 import yaml
@@ -36,6 +39,27 @@ MAX_SKILLS_PER_ROOT = 5000
 RESOURCE_DIRS = ("scripts", "references", "assets")
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+ProblemKind = Literal[
+    "no_skill_file",
+    "unreadable",
+    "not_utf8",
+    "bad_frontmatter",
+    "bad_name",
+    "bad_description",
+    "too_large",
+    "duplicate",
+    "outside",
+    "not_read",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """What keeps a skill from being offered: its kind (for a program) and a sentence."""
+
+    kind: ProblemKind
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +79,17 @@ class Skill:
     path: Path
     source: str
     body_bytes: int = 0
-    errors: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = ()
     resources: tuple[str, ...] = field(default=())
 
     @property
+    def errors(self) -> tuple[str, ...]:
+        """The problems' sentences."""
+        return tuple(p.message for p in self.problems)
+
+    @property
     def ok(self) -> bool:
-        return not self.errors
+        return not self.problems
 
 
 def default_roots(workspace: Path | None, account_dir: Path | None) -> list[SkillRoot]:
@@ -76,20 +105,37 @@ def default_roots(workspace: Path | None, account_dir: Path | None) -> list[Skil
 
 
 def scan(roots: Sequence[SkillRoot]) -> list[Skill]:
-    """Every skill folder under `roots`, in precedence order then by folder name."""
+    """Every skill folder under `roots`, in precedence order then by folder name; after a root's
+    `MAX_SKILLS_PER_ROOT` folders, one entry saying how many more were not read."""
     found: list[Skill] = []
     taken: dict[str, Skill] = {}
     for root in roots:
         real_root = _real(root.path)
-        for folder in _folders(root.path):
+        folders = skill_folders(root.path)
+        for folder in folders[:MAX_SKILLS_PER_ROOT]:
             skill = read_skill(folder, root, real_root=real_root)
             first = taken.get(skill.name) if skill.name else None
             if first is not None:
-                skill = _with_error(skill, f"duplicate name: {first.source} {first.path.name} wins")
+                message = f"duplicate name: {first.source} {first.path.name} wins"
+                skill = _with_error(skill, Problem("duplicate", message))
             elif skill.name:
                 taken[skill.name] = skill
             found.append(skill)
+        if len(folders) > MAX_SKILLS_PER_ROOT:
+            found.append(_not_read(root, folders[MAX_SKILLS_PER_ROOT:]))
     return found
+
+
+def _not_read(root: SkillRoot, skipped: Sequence[Path]) -> Skill:
+    """The entry standing for the folders of a root past `MAX_SKILLS_PER_ROOT`."""
+    count = len(skipped)
+    folders = "folder" if count == 1 else "folders"
+    message = (
+        f"{count:,} more skill {folders} not read: at most {MAX_SKILLS_PER_ROOT:,} per skills "
+        f"folder ({skipped[0].name} … {skipped[-1].name})"
+    )
+    name = f"{count:,} more {folders}"
+    return Skill(name, "", root.path, root.source, problems=(Problem("not_read", message),))
 
 
 def skill_folders(root: Path) -> list[Path]:
@@ -110,22 +156,26 @@ def read_skill(folder: Path, root: SkillRoot, *, real_root: Path | None = None) 
     """Read and check one skill folder; problems become `errors`, never exceptions."""
     base = Skill(name=folder.name, description="", path=folder, source=root.source)
     if not _inside(folder, real_root or _real(root.path)):
-        return _with_error(base, "the folder is a link to a place outside its skills folder")
+        message = "the folder is a link to a place outside its skills folder"
+        return _with_error(base, Problem("outside", message))
     skill_file = folder / SKILL_FILE
     try:
         raw = skill_file.read_bytes()
     except FileNotFoundError:
-        return _with_error(base, f"no {SKILL_FILE} in the folder")
+        return _with_error(base, Problem("no_skill_file", f"no {SKILL_FILE} in the folder"))
     except OSError as exc:
-        return _with_error(base, f"{SKILL_FILE} cannot be read: {exc.strerror}")
+        message = f"{SKILL_FILE} cannot be read: {exc.strerror}"
+        return _with_error(base, Problem("unreadable", message))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return _with_error(base, f"{SKILL_FILE} is not UTF-8 (byte {exc.start})")
+        message = f"{SKILL_FILE} is not UTF-8 (byte {exc.start})"
+        return _with_error(base, Problem("not_utf8", message))
     try:
         post = frontmatter.loads(text)
     except (yaml.YAMLError, ValueError) as exc:
-        return _with_error(base, f"the frontmatter is not valid YAML: {_first_line(exc)}")
+        message = f"the frontmatter is not valid YAML: {_first_line(exc)}"
+        return _with_error(base, Problem("bad_frontmatter", message))
     meta: dict[str, object] = dict(post.metadata)
     name = meta.get("name")
     description = meta.get("description")
@@ -142,25 +192,29 @@ def read_skill(folder: Path, root: SkillRoot, *, real_root: Path | None = None) 
     return _with_error(skill, *errors) if errors else skill
 
 
-def _check(meta: dict[str, object], folder_name: str, body_bytes: int) -> Iterable[str]:
+def _check(meta: dict[str, object], folder_name: str, body_bytes: int) -> Iterable[Problem]:
     name, description = meta.get("name"), meta.get("description")
     if not meta:
-        yield "no frontmatter: SKILL.md must start with '---', a name and a description"
+        message = "no frontmatter: SKILL.md must start with '---', a name and a description"
+        yield Problem("bad_frontmatter", message)
         return
     if not isinstance(name, str) or not name:
-        yield "frontmatter has no name"
+        yield Problem("bad_name", "frontmatter has no name")
     elif len(name) > MAX_NAME:
-        yield f"name is {len(name)} characters (at most {MAX_NAME})"
+        yield Problem("bad_name", f"name is {len(name)} characters (at most {MAX_NAME})")
     elif not _NAME.match(name):
-        yield "name must be lower-case letters, digits and single hyphens inside"
+        message = "name must be lower-case letters, digits and single hyphens inside"
+        yield Problem("bad_name", message)
     elif name != folder_name:
-        yield f"name {name!r} differs from its folder {folder_name!r}"
+        yield Problem("bad_name", f"name {name!r} differs from its folder {folder_name!r}")
     if not isinstance(description, str) or not description.strip():
-        yield "frontmatter has no description"
+        yield Problem("bad_description", "frontmatter has no description")
     elif len(description) > MAX_DESCRIPTION:
-        yield f"description is {len(description)} characters (at most {MAX_DESCRIPTION})"
+        message = f"description is {len(description)} characters (at most {MAX_DESCRIPTION})"
+        yield Problem("bad_description", message)
     if body_bytes > MAX_BODY_BYTES:
-        yield f"body is {body_bytes:,} bytes (at most {MAX_BODY_BYTES:,})"
+        message = f"body is {body_bytes:,} bytes (at most {MAX_BODY_BYTES:,})"
+        yield Problem("too_large", message)
 
 
 def _resources(folder: Path) -> tuple[str, ...]:
@@ -199,14 +253,14 @@ def _inside(folder: Path, real_root: Path) -> bool:
         return False
 
 
-def _with_error(skill: Skill, *errors: str) -> Skill:
+def _with_error(skill: Skill, *problems: Problem) -> Skill:
     return Skill(
         name=skill.name,
         description=skill.description,
         path=skill.path,
         source=skill.source,
         body_bytes=skill.body_bytes,
-        errors=(*skill.errors, *errors),
+        problems=(*skill.problems, *problems),
         resources=skill.resources,
     )
 

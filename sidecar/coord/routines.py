@@ -205,13 +205,19 @@ def parse(name: str, data: object) -> Routine:
 
 def list_routines(workspace: Path) -> list[Routine | RoutineError]:
     """Every routine in the workspace, or the error that keeps one from loading."""
+    return [found for _path, found in routine_files(workspace)]
+
+
+def routine_files(workspace: Path) -> list[tuple[Path, Routine | RoutineError]]:
+    """Each routine file in the workspace, by name, with its routine or the error that keeps it
+    from loading (a file whose name is no routine name is listed with that error)."""
     folder = workspace / ROUTINES_DIR
-    found: list[Routine | RoutineError] = []
+    found: list[tuple[Path, Routine | RoutineError]] = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            found.append(load(workspace, path.stem))
+            found.append((path, load(workspace, path.stem)))
         except RoutineError as exc:
-            found.append(exc)
+            found.append((path, exc))
     return found
 
 

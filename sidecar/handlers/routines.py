@@ -1,4 +1,6 @@
-"""routine/save, routine/list: routines live in the workspace (`.atrium/routines/`)."""
+"""routine/save, routine/list: routines live in the workspace (`.atrium/routines/`).
+
+Files are read and written off the event loop, with a deadline."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from sidecar.coord.routines import (
     Routine,
     RoutineError,
     from_plan,
-    list_routines,
+    routine_files,
     routine_path,
     save,
 )
@@ -27,6 +29,8 @@ from sidecar.protocol.routines import (
     RoutineProblem,
     RoutineSaveParams,
 )
+
+IO_DEADLINE_S = 10.0
 
 
 def _workspace(svc: Services) -> Path:
@@ -58,7 +62,7 @@ async def routine_save(svc: Services, params: RoutineSaveParams) -> RoutineInfo:
     workspace = _workspace(svc)
     try:
         routine = from_plan(params.name, plan.goal, tasks, params.parameters)
-        await asyncio.to_thread(save, workspace, routine)
+        await asyncio.wait_for(asyncio.to_thread(save, workspace, routine), IO_DEADLINE_S)
     except RoutineError as exc:
         raise RpcError(RoutineErrorCode.ROUTINE_INVALID, str(exc)) from exc
     return _info(workspace, routine)
@@ -68,10 +72,12 @@ async def routine_save(svc: Services, params: RoutineSaveParams) -> RoutineInfo:
 async def routine_list(svc: Services, params: RoutineEmpty) -> RoutineListResult:
     del params
     workspace = _workspace(svc)
-    found = await asyncio.to_thread(list_routines, workspace)
+    found = await asyncio.wait_for(asyncio.to_thread(routine_files, workspace), IO_DEADLINE_S)
     return RoutineListResult(
-        routines=tuple(_info(workspace, r) for r in found if isinstance(r, Routine)),
+        routines=tuple(_info(workspace, r) for _, r in found if isinstance(r, Routine)),
         problems=tuple(
-            RoutineProblem(message=str(e)) for e in found if isinstance(e, RoutineError)
+            RoutineProblem(message=str(e), name=path.stem, path=str(path))
+            for path, e in found
+            if isinstance(e, RoutineError)
         ),
     )

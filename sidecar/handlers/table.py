@@ -24,6 +24,7 @@ def load_all() -> Registry:
         schedules,
         servers,
         settings,
+        skills,
         threads,
         tools,
     )
@@ -41,5 +42,5 @@ def load_all() -> Registry:
         settings,
         threads,
     )
-    del budgets, routines, tools
+    del budgets, routines, skills, tools
     return registry

@@ -31,6 +31,7 @@ from sidecar.protocol.queue import (
 )
 from sidecar.protocol.routines import ROUTINE_METHODS
 from sidecar.protocol.servers import SERVER_METHODS, SERVER_NOTIFICATIONS
+from sidecar.protocol.skills import SKILL_METHODS
 
 PROTOCOL_VERSION = "1.0"
 
@@ -141,6 +142,7 @@ METHODS: dict[str, MethodSpec] = {
     **FEATURE_METHODS,
     **COORD_METHODS,
     **ROUTINE_METHODS,
+    **SKILL_METHODS,
     **QUEUE_METHODS,
     **SCHEDULE_METHODS,
     **HISTORY_METHODS,

@@ -45,6 +45,8 @@ class RoutineProblem(WireModel):
     """A routine file that cannot be used, and why."""
 
     message: str
+    name: str = Field(default="", description="The routine's name (its file's stem).")
+    path: str = Field(default="", description="The routine's file.")
 
 
 class RoutineListResult(WireModel):

@@ -1,5 +1,6 @@
 """Skills through the real sidecar: the built-in skills server sees the workspace's skill
-folders (both layouts) and the account's, and a skill's body loads on request."""
+folders (both layouts) and the account's, and a skill's body loads on request; `skills/list`
+gives the Skills panel every folder, a broken one with its problem."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.e2e.harness import Sidecar
+from sidecar.protocol.skills import SkillErrorCode
+from tests.e2e.harness import RpcFailure, Sidecar
 from tests.mcp_servers.skills.conftest import write_skill
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -49,3 +51,30 @@ async def test_the_sidecar_lists_and_loads_workspace_and_account_skills(
     assert "house-style: Use to check house style." in listing
     assert "broken (unusable: frontmatter has no description)" in listing
     assert "Read the tides." in loaded
+
+
+async def test_skills_list_through_the_sidecar_gives_a_good_and_a_broken_skill_with_its_problem(
+    sidecar_data: Path, workspace: Path
+) -> None:
+    good = write_skill(workspace / ".agents" / "skills", "harbour-report")
+    broken = write_skill(workspace / ".claude" / "skills", "broken", frontmatter="name: [oops\n")
+    sidecar = await Sidecar.start(sidecar_data, workspace)
+    try:
+        with anyio.fail_after(60):
+            listed = await sidecar.call("skills/list")
+            read = await sidecar.call("skills/read", {"path": str(good.resolve())})
+            with pytest.raises(RpcFailure) as refused:
+                await sidecar.call("skills/read", {"path": str(broken.resolve())})
+    finally:
+        await sidecar.kill()
+
+    assert [
+        (s["name"], s["source"], s["ok"], [p["kind"] for p in s["problems"]])
+        for s in listed["skills"]
+    ] == [
+        ("harbour-report", "workspace:.agents", True, []),
+        ("broken", "workspace:.claude", False, ["bad_frontmatter"]),
+    ]
+    assert listed["skills"][1]["path"] == str(broken.resolve())
+    assert read["body"].startswith("# Steps")
+    assert refused.value.code == SkillErrorCode.SKILL_UNREADABLE

@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from mcp_servers.skills import catalog
 from mcp_servers.skills.catalog import MAX_BODY_BYTES, default_roots, scan, signature
+from mcp_servers.skills.listing import build_listing
 from tests.mcp_servers.skills.conftest import write_skill
 
 
@@ -54,6 +58,21 @@ def test_each_broken_skill_is_listed_with_what_is_wrong(workspace: Path, tmp_pat
     assert "not UTF-8" in errors["latin1"]
     assert "no SKILL.md" in errors["empty"]
     assert "outside" in errors["linked"]
+    kinds = {
+        s.path.name: [p.kind for p in s.problems] for s in scan(default_roots(workspace, None))
+    }
+    assert kinds == {
+        "Bad_Name": ["bad_name"],
+        "bad-yaml": ["bad_frontmatter"],
+        "empty": ["no_skill_file"],
+        "huge-body": ["too_large"],
+        "latin1": ["not_utf8"],
+        "linked": ["outside"],
+        "long-desc": ["bad_description"],
+        "no-desc": ["bad_description"],
+        "no-front": ["bad_frontmatter"],
+        "other-folder": ["bad_name"],
+    }
 
 
 def test_a_duplicate_name_is_listed_as_a_duplicate_and_the_higher_precedence_one_wins(
@@ -66,6 +85,7 @@ def test_a_duplicate_name_is_listed_as_a_duplicate_and_the_higher_precedence_one
 
     assert first.ok and first.description == "first"
     assert not second.ok and "duplicate name" in second.errors[0]
+    assert [p.kind for p in second.problems] == ["duplicate"]
 
 
 def test_a_thousand_skills_are_all_found_and_a_change_alters_the_signature(
@@ -93,3 +113,29 @@ def test_resource_files_are_listed_relative_to_the_skill(workspace: Path) -> Non
     (skill,) = scan(default_roots(workspace, None))
 
     assert skill.resources == ("scripts/tides.py", "references/ports.md")
+
+
+def test_folders_past_the_per_root_limit_are_listed_as_one_entry_not_dropped_silently(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(catalog, "MAX_SKILLS_PER_ROOT", 3)
+    root = workspace / ".agents" / "skills"
+    for i in range(5):
+        write_skill(root, f"skill-{i}", f"Use for task {i}.")
+    write_skill(workspace / ".claude" / "skills", "tide-table", "Use for tide tables.")
+
+    skills = scan(default_roots(workspace, None))
+
+    assert [(s.name, s.ok) for s in skills] == [
+        ("skill-0", True),
+        ("skill-1", True),
+        ("skill-2", True),
+        ("2 more folders", False),
+        ("tide-table", True),
+    ]
+    cut = skills[3]
+    assert (cut.path, cut.source) == (root, "workspace:.agents")
+    assert [p.kind for p in cut.problems] == ["not_read"]
+    assert "skill-3" in cut.errors[0] and "skill-4" in cut.errors[0]
+    listing = build_listing(skills, 10_000)
+    assert [left.name for left in listing.left_out] == ["2 more folders"]

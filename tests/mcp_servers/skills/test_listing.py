@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_servers.skills.catalog import Skill
+from mcp_servers.skills.catalog import Problem, Skill
 from mcp_servers.skills.listing import SHORT_DESCRIPTION, build_listing
 
 
 def _skill(name: str, description: str, *errors: str) -> Skill:
-    return Skill(name=name, description=description, path=Path(name), source="test", errors=errors)
+    problems = tuple(Problem("bad_description", e) for e in errors)
+    return Skill(name, description, Path(name), "test", problems=problems)
 
 
 def test_everything_fits_whole_when_the_budget_allows() -> None:

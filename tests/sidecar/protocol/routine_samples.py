@@ -27,6 +27,13 @@ ROUTINE_SAMPLES: dict[type[WireModel], WireModel] = {
     RoutineInfo: _INFO,
     RoutineEmpty: RoutineEmpty(),
     RoutineListResult: RoutineListResult(
-        routines=(_INFO,), problems=(RoutineProblem(message="routine 'x' needs a goal"),)
+        routines=(_INFO,),
+        problems=(
+            RoutineProblem(
+                message="routine 'x' needs a goal",
+                name="x",
+                path="/ws/.atrium/routines/x.json",
+            ),
+        ),
     ),
 }

@@ -65,6 +65,7 @@ from tests.sidecar.protocol.memory_samples import MEMORY_EVENT_SAMPLES, MEMORY_S
 from tests.sidecar.protocol.queue_samples import QUEUE_OTHER_SAMPLES, QUEUE_SAMPLES
 from tests.sidecar.protocol.routine_samples import ROUTINE_SAMPLES
 from tests.sidecar.protocol.server_samples import SERVER_NOTIFICATION_SAMPLES, SERVER_SAMPLES
+from tests.sidecar.protocol.skill_samples import SKILL_SAMPLES
 
 THREAD = ThreadInfo(
     id="t-1", title="Chapter one", status="interrupted", created_at=1.5, updated_at=2.25
@@ -159,6 +160,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
     **COORD_SAMPLES,
     **HISTORY_SAMPLES,
     **ROUTINE_SAMPLES,
+    **SKILL_SAMPLES,
     **AGENT_SAMPLES,
     **MEMORY_SAMPLES,
     **QUEUE_SAMPLES,
