@@ -29,9 +29,11 @@ from desktop.models.session import SessionState
 from desktop.queue_controller import QueueController
 from desktop.schedules_controller import SchedulesController
 from desktop.servers_controller import ServersController
+from desktop.skills_controller import SkillsController
 from desktop.views.main_window import MainWindow
 from desktop.views.queue_strip import add_queue_strip
 from desktop.views.schedules_panel import add_schedules_panel, show_automation_notice
+from desktop.views.skills_panel import add_skills_panel
 from desktop.views.tray import install_tray
 from sidecar.protocol import Empty
 
@@ -95,6 +97,7 @@ def build_desktop(
     add_queue_strip(window, queue)
     window.thread_list.attach_queue(queue)
     add_schedules_panel(window, SchedulesController(client))
+    add_skills_panel(window, SkillsController(client))
     client.automation_notice_received.connect(lambda notice: show_automation_notice(window, notice))
     client.initialized.connect(window.set_server_info)
     client.initialize_failed.connect(

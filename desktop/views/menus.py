@@ -40,7 +40,8 @@ class MenuActions:
     """The window's actions, for the toolbar, the window's slots and tests.
 
     `add_panel(action)` puts another panel's action (e.g. a new dock or dialog) in the File
-    menu next to MCP servers and Grants, so every command is in the menu bar.
+    menu next to MCP servers and Grants, so every command is in the menu bar;
+    `add_view_panel(action)` puts a dock added later (its show/hide action) in the View menu.
     """
 
     new_thread: QAction
@@ -54,10 +55,15 @@ class MenuActions:
     appearance: dict[Appearance, QAction]
     about: QAction
     file_menu: QMenu | None = None
+    view_menu: QMenu | None = None
 
     def add_panel(self, action: QAction) -> None:
         if self.file_menu is not None:
             self.file_menu.insertAction(self._quit_separator(), action)
+
+    def add_view_panel(self, action: QAction) -> None:
+        if self.view_menu is not None:
+            self.view_menu.addAction(action)
 
     def _quit_separator(self) -> QAction:
         actions = self.file_menu.actions() if self.file_menu is not None else []
@@ -99,6 +105,7 @@ def build_menu_bar(window: QMainWindow, panels: Iterable[QAction] = ()) -> MenuA
     edit_menu.addSeparator()
     edit_menu.addAction(actions.stop_run)
     view_menu = bar.addMenu("&View")
+    actions.view_menu = view_menu
     appearance_menu = view_menu.addMenu("&Appearance")
     group = QActionGroup(window)
     group.setExclusive(True)

@@ -4,19 +4,21 @@ A thin view over `RunTree`: thread → plan (goal, version, status) → task (ti
 stalled badge, profile, elapsed time ticking while it runs, attempt, tokens, cost, current
 activity, Cancel / Retry) → the subagent's activity lines. The header holds the "Autonomous
 plans" switch, a refresh button, the thread's budget (spent and remaining, "Budget…") and the
-tree's error, if any.
+tree's error, if any. A plan row's context menu offers "Save plan as routine…" once the plan
+completed (`save_routine_requested`; the Skills panel asks for the name and parameters).
 """
 
 from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -46,6 +48,8 @@ STALLED_BADGE = "⚠ stalled"
 ERROR_COLOUR = QColor("#cf222e")
 STALLED_COLOUR = QColor("#9a6700")
 TICK_MS = 1000
+PLAN_ID_ROLE = Qt.ItemDataRole.UserRole
+SAVE_AS_ROUTINE = "Save plan as routine…"
 
 
 def task_status_text(task: TaskInfo) -> str:
@@ -100,7 +104,11 @@ class TaskActionsWidget(QWidget):
 class RunTreePanel(QWidget):
     """Follows `RunTree` and sends task actions and the autonomy switch through
     `CoordController`. Tests reach `tree`, `autonomous_check`, `refresh_button`,
-    `error_label`, `task_item(plan_id, task_id)` and `task_actions(plan_id, task_id)`."""
+    `error_label`, `task_item(plan_id, task_id)` and `task_actions(plan_id, task_id)`.
+
+    Signals: `save_routine_requested(PlanInfo)`, "Save plan as routine…" on a completed plan."""
+
+    save_routine_requested = Signal(object)
 
     def __init__(self, controller: CoordController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -139,6 +147,8 @@ class RunTreePanel(QWidget):
         self.tree.setHeaderLabels([*COLUMNS, ""])
         self.tree.setColumnWidth(0, 200)
         self.tree.setColumnWidth(STATUS, 130)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._on_context_menu_requested)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(header)
@@ -187,6 +197,7 @@ class RunTreePanel(QWidget):
             self.tree, [f"Plan v{plan.version}: {plan.goal}", plan_status_text(plan)]
         )
         item.setToolTip(0, plan.goal)
+        item.setData(0, PLAN_ID_ROLE, plan.id)
         for node in self.model.tasks(plan.id):
             self._add_task(item, node)
         return item
@@ -250,6 +261,27 @@ class RunTreePanel(QWidget):
         item, node = self._task_items.get((plan_id, task_id)), self.model.task(plan_id, task_id)
         if item is not None and node is not None:
             self._show_activity(item, node)
+
+    def plan_menu(self, item: QTreeWidgetItem) -> QMenu | None:
+        """The context menu of a plan row (None for other rows): "Save plan as routine…",
+        enabled once the plan completed."""
+        plan_id = item.data(0, PLAN_ID_ROLE)
+        plan = next((p for p in self.model.plans if p.id == plan_id), None)
+        if plan is None:
+            return None
+        menu = QMenu(self.tree)
+        action = menu.addAction(SAVE_AS_ROUTINE)
+        action.setEnabled(plan.status == "completed")
+        action.setToolTip("Run it again later with other values: /routine <name> key=value")
+        action.triggered.connect(lambda: self.save_routine_requested.emit(plan))
+        return menu
+
+    def _on_context_menu_requested(self, pos: QPoint) -> None:
+        item = self.tree.itemAt(pos)
+        menu = self.plan_menu(item) if item is not None else None
+        if menu is not None:
+            menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            menu.popup(self.tree.viewport().mapToGlobal(pos))
 
     def _on_autonomous_changed(self, autonomous: bool) -> None:
         self.autonomous_check.setChecked(autonomous)
