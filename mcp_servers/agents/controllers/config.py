@@ -66,6 +66,10 @@ class OpenClawConfig(ControllerConfig):
     CLI uses the author's own `~/.openclaw`. `mode` picks embedded (`local`), Gateway
     (`gateway`: `gateway_url` with `gateway_token`, else a clear failure) or `auto`: the Gateway
     when one is configured and answers, else embedded.
+
+    Stopping an embedded run (the author's stop, a timeout) takes under 2 s whatever the general
+    graces: SIGINT, which OpenClaw answers by exiting 130 within about a second; SIGTERM after
+    `sigint_grace_s`; SIGKILL to the process group after `sigterm_grace_s` more.
     """
 
     executable: str = "openclaw"
@@ -78,3 +82,5 @@ class OpenClawConfig(ControllerConfig):
     gateway_url: str | None = None
     gateway_token: str | None = None
     gateway_probe_s: float = 3.0
+    sigint_grace_s: float = 1.0
+    sigterm_grace_s: float = 0.5

@@ -52,6 +52,7 @@ from mcp_servers.agents.events import AgentEvent
 from mcp_servers.agents.parsers.base import StreamParser
 from mcp_servers.agents.parsers.openclaw import OpenClawOutputParser
 from mcp_servers.agents.parsers.openclaw_transcript import transcript_events
+from mcp_servers.agents.process import StopStep
 from mcp_servers.agents.requests import PermissionDecision, ResumeRequest, StartRequest
 from mcp_servers.agents.results import AppliedPolicy, OperatorResult
 from mcp_servers.agents.traces import default_trace_dir
@@ -241,6 +242,20 @@ class OpenClawController(SubprocessController):
             for event in transcript_events(rows, workspace):
                 parser.acc.observe(event)
                 run.emit(event)
+
+    async def stop_process(self, run: RunState, io: AttemptIO) -> None:
+        """Stop the CLI and everything it started, within 2 s at the default graces: SIGINT
+        (OpenClaw exits 130), SIGTERM, SIGKILL, then SIGKILL to what is left of its process
+        group (a stopped turn's tools have nobody to report to)."""
+        cfg = self.openclaw_config
+        await io.proc.stop(
+            [
+                StopStep("sigint", cfg.sigint_grace_s),
+                StopStep("sigterm", cfg.sigterm_grace_s),
+                StopStep("sigkill", cfg.term_grace_s),
+            ]
+        )
+        io.proc.kill_group()
 
     def on_exited(self, run: RunState) -> None:
         cfg = self.openclaw_config

@@ -12,6 +12,8 @@ FAKE_CLI_RESUME_FAILS  exit 1 with a "not found" message when asked to resume
 FAKE_CLI_MISSING_SESSION  (OpenClaw) the same when `--session-id` names this session
 FAKE_CLI_IGNORE_SIGNALS  ignore SIGINT and SIGTERM (only SIGKILL works)
 FAKE_CLI_SPAWN_CHILD  start a grandchild that ignores SIGINT/SIGTERM and holds stdout open
+FAKE_CLI_READY_SOCKET  connect to this Unix socket once set up (signals); the grandchild
+                     connects too, once it ignores the signals
 FAKE_CLI_EXTRA_LINES  after the first line, write a blank line, a non-JSON line and a 2 MiB line
 FAKE_CLI_EXIT_CODE   exit code after a normal replay (default 0)
 FAKE_CLI_LINGER      (Claude) keep running after stdin closes (a CLI hanging after its result)
@@ -29,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -86,10 +89,19 @@ def setup_process() -> None:
     if os.environ.get("FAKE_CLI_SPAWN_CHILD"):
         code = (
             "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-            "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "import fake_cli; fake_cli.announce_ready(); time.sleep(600)"
         )
-        child = subprocess.Popen([sys.executable, "-c", code])
+        child = subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).parent)
         log({"kind": "child", "pid": child.pid})
+    announce_ready()
+
+
+def announce_ready() -> None:
+    path = os.environ.get("FAKE_CLI_READY_SOCKET")
+    if path:
+        with socket.socket(socket.AF_UNIX) as ready:
+            ready.connect(path)
 
 
 def resume_refused(message: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import pytest
 
 from mcp_servers.agents.controllers import OpenClawConfig, OpenClawController
@@ -13,7 +14,13 @@ from mcp_servers.agents.errors import RunInProgressError
 from mcp_servers.agents.events import Completed, Failed, MessageCompleted, SessionStarted
 from mcp_servers.agents.requests import ResumeRequest, StartRequest, ToolPolicy
 from mcp_servers.agents.results import ErrorCode
-from tests.mcp_servers.agents.helpers import LOCAL_TRANSCRIPTS, collect, fake_log, fake_settings
+from tests.mcp_servers.agents.helpers import (
+    LOCAL_TRANSCRIPTS,
+    collect,
+    fake_log,
+    fake_settings,
+    wait_pid_gone,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -215,3 +222,44 @@ async def test_a_second_start_while_a_run_is_going_is_refused(tmp_path: Path) ->
         result = await ctl.wait()
 
     assert result.status == "interrupted"
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "exit_code"),
+    [({}, 130), ({"FAKE_CLI_IGNORE_SIGNALS": "1"}, -9)],
+    ids=["exits-on-sigint", "ignores-sigint-and-sigterm"],
+)
+async def test_a_stop_ends_the_cli_and_its_children_on_openclaws_own_short_ladder(
+    tmp_path: Path, behaviour: dict[str, str], exit_code: int
+) -> None:
+    """A grandchild ignores SIGINT and SIGTERM and holds stdout open. The general graces are a
+    minute, so the run can only end within the bound if the stop uses OpenClaw's own graces
+    (SIGKILL by 1.5 s) and kills what is left of the group once the CLI itself is gone."""
+    ready_socket = tmp_path / "ready.sock"
+    settings = fake_settings(
+        tmp_path,
+        LOCAL_TRANSCRIPTS / "openclaw_real_plain.txt",
+        FAKE_CLI_HANG_AFTER="0",
+        FAKE_CLI_SPAWN_CHILD="1",
+        FAKE_CLI_READY_SOCKET=str(ready_socket),
+        **behaviour,
+    )
+    config = OpenClawConfig(**{**settings, "exit_grace_s": 60.0, "term_grace_s": 60.0})
+    request = StartRequest(session_id="atrium-4", working_dir=tmp_path, instruction="x")
+    listener = await anyio.create_unix_listener(ready_socket)
+    async with listener, OpenClawController(config) as ctl:
+        await ctl.start(request)
+        with anyio.fail_after(30):
+            for _ in range(2):  # the CLI and its grandchild, each once it is set up
+                await (await listener.accept()).aclose()
+            await ctl.interrupt()
+            await collect(ctl)
+            result = await ctl.wait()
+
+    [child] = fake_log(tmp_path, "child")
+    [call] = fake_log(tmp_path, "argv")
+    assert result.status == "interrupted"
+    assert result.error is not None and result.error.code is ErrorCode.INTERRUPTED
+    assert result.exit_code == exit_code
+    assert await wait_pid_gone(call["pid"])
+    assert await wait_pid_gone(child["pid"])

@@ -133,8 +133,6 @@ def controller(
         model=scripted_model(server, key),
         state_root=folder / "state",
         trace_dir=folder / "traces",
-        exit_grace_s=1.0,
-        term_grace_s=0.5,
     ).model_copy(update=settings)
     return OpenClawController(config)
 
@@ -247,11 +245,14 @@ async def interrupted_turn(openclaw: OpenClawInstall, folder: Path, turn: Turn) 
                         await anyio.to_thread.run_sync(server.wait_for_generations, 1, 240.0)
                         proc = ctl._run.proc if ctl._run else None  # pyright: ignore[reportPrivateUsage]
                         turn.facts["pid"] = proc.pid if proc else None
+                        group = _group_members(proc.pid) if proc else set[int]()
+                        turn.facts["group"] = group
                         turn.facts["interrupted_at"] = anyio.current_time()
                         await ctl.interrupt()
-                        if proc is not None and await wait_pid_gone(proc.pid, 60.0):
-                            gone = anyio.current_time() - turn.facts["interrupted_at"]
-                            turn.facts["gone_after_s"] = gone
+                        gone = [await wait_pid_gone(pid, 60.0) for pid in sorted(group)]
+                        if group and all(gone):
+                            ended = anyio.current_time() - turn.facts["interrupted_at"]
+                            turn.facts["gone_after_s"] = ended
 
                     group.start_soon(interrupt)
                     with anyio.fail_after(TURN_LIMIT_S):
@@ -316,6 +317,19 @@ async def gateway_turns(openclaw: OpenClawInstall, folder: Path, turn: Turn) -> 
                 await anyio.to_thread.run_sync(stack.close)
     finally:
         release.set()
+
+
+def _group_members(pgid: int) -> set[int]:
+    """Every process of the process group `pgid` (Linux /proc): the CLI and what it started."""
+    members: set[int] = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(") ", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid:
+            members.add(int(stat.parent.name))
+    return members
 
 
 def _alive(pid: int | None) -> bool:
@@ -404,16 +418,18 @@ def test_an_interrupt_mid_turn_stops_the_cli_within_two_seconds(turns: dict[str,
     result = turn.result
 
     print(
-        f"\nopenclaw interrupt -> CLI gone: {turn.facts['gone_after_s']:.3f}s, "
+        f"\nopenclaw interrupt -> CLI and its {len(turn.facts['group'])} process(es) gone: "
+        f"{turn.facts['gone_after_s']:.3f}s (exit {result.exit_code}), "
         f"run ended: {turn.facts['ended_after_s']:.3f}s"
     )
     assert result.status == "interrupted"
     assert result.error is not None and result.error.code is ErrorCode.INTERRUPTED
     assert isinstance(turn.events[0][-1], Failed)
     assert turn.facts["pid"] is not None and not turn.facts["pid_alive"]
-    # The stop sequence sends SIGKILL 1.5 s after the interrupt (exit and term graces), so the
-    # CLI is gone within 2 s; the bound leaves room for a loaded machine's scheduling.
-    assert turn.facts["gone_after_s"] < 2.0 + 1.0
+    assert turn.facts["pid"] in turn.facts["group"]
+    # With the shipped graces the stop is SIGINT (OpenClaw exits 130), SIGTERM after 1 s and
+    # SIGKILL to the whole group after 1.5 s: the issue's bound, not a speed target.
+    assert turn.facts["gone_after_s"] < 2.0
     assert turn.server is not None
     assert turn.server.disconnects.get(timeout=10).client_disconnected.is_set()
 
