@@ -31,6 +31,9 @@ _READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 
+TIME_LIMIT_NOTE = "(search stopped at its time limit; narrow the path or the pattern)"
+"""The last line of a search's text when it ran out of its time budget (`timed_out`)."""
+
 PathArg = Annotated[str, Field(description="Path relative to the workspace root ('.' = root).")]
 
 
@@ -181,7 +184,7 @@ def _add_search(server: MCPServer, root: Path, limits: Limits) -> None:
             )
         lines = [f"{m.path}:{m.line}: {m.text}" for m in found.matches]
         if found.timed_out:
-            lines.append("(search stopped at its time limit; narrow the path or the pattern)")
+            lines.append(TIME_LIMIT_NOTE)
         elif found.truncated:
             lines.append("(more matches not shown)")
         return _result(found, "\n".join(lines) or "No matches.")
