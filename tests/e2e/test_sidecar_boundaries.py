@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,70 @@ async def test_a_secret_in_tool_output_is_redacted_before_it_is_stored(
     # The call's arguments (the code) hold the strings too; the output must not add any.
     assert database.count(key.encode()) == database.count(b"print(")
     assert b"[redacted] [redacted]" in database
+
+
+async def test_a_keyring_value_in_tool_output_is_masked_in_messages_run_events_and_journal(
+    sidecar_data: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """Neither value has a credential's shape, and the program builds them at run time: only the
+    keyring can tell the host they are secrets. The model's key is read at start; the server's
+    secret when the server that names it (`${secret:NAME}`) is launched."""
+    model_key = "moss-harbor-7731-lantern"
+    server_secret = "quiet-river-0429-beacon"
+    keyring_file = tmp_path / "keyring.json"
+    stored = {"atrium/model_api_key": model_key, "atrium-mcp/CLOCK_PASS": server_secret}
+    keyring_file.write_text(json.dumps(stored), encoding="utf-8")
+    clock = {"command": "mcp-server-time", "env": {"CLOCK_PASS": "${secret:CLOCK_PASS}"}}
+    (sidecar_data / "mcp.json").write_text(json.dumps({"mcpServers": {"clock": clock}}))
+    process = await Sidecar.start(
+        sidecar_data,
+        workspace,
+        ATRIUM_MODEL="openai/gpt-4o-mini",
+        PYTHON_KEYRING_BACKEND="tests.fakes.keyring_file.FileKeyring",
+        ATRIUM_TEST_KEYRING=str(keyring_file),
+    )
+    secrets = (model_key.encode(), server_secret.encode())
+    try:
+        assert (await process.call("settings/get"))["api_key_source"] == "keyring"
+        assert "clock" in {t["server"] for t in (await process.call("tool/list"))["tools"]}
+        thread = await process.call("thread/create", {})
+        hexes = [model_key.encode().hex(), server_secret.encode().hex()]
+        program = f"print(*(bytes.fromhex(h).decode() for h in {hexes!r}))"
+        code = json.dumps({"code": program})
+        run = await process.call(
+            "run/start", {"thread_id": thread["id"], "text": f"/call sandbox__run_python {code}"}
+        )
+        events = await process.run_to_end(run["run_id"], within=90)
+        interrupt = next(e.event.interrupt for e in events if e.event.type == "interrupt")  # type: ignore[union-attr]
+        value = {"decision": "allow_once"}
+        resumed = await process.call(
+            "run/resume", {"thread_id": thread["id"], "interrupt_id": interrupt.id, "value": value}
+        )
+        events = await process.run_to_end(resumed["run_id"], within=90)
+        result = next(e.event for e in events if e.event.type == "tool_result")
+        assert not result.is_error  # type: ignore[union-attr]
+        assert "[redacted] [redacted]" in result.content  # type: ignore[union-attr]
+        sent = json.dumps(process.raw).encode()
+        assert not any(secret in sent for secret in secrets)
+    finally:
+        await process.shutdown()
+    database = sqlite3.connect(sidecar_data / "atrium.db")
+    try:
+        [message] = database.execute("SELECT content FROM messages WHERE role = 'tool'").fetchall()
+        [event] = database.execute(
+            "SELECT body FROM run_events WHERE type = 'tool_result'"
+        ).fetchall()
+        [journal] = database.execute(
+            "SELECT result FROM tool_journal WHERE tool = 'run_python'"
+        ).fetchall()
+    finally:
+        database.close()
+    for [stored_text] in (message, event, journal):
+        assert "[redacted] [redacted]" in stored_text
+    # Nothing the sidecar keeps (database, logs, sandbox run folders, traces) holds either value.
+    leaks = [
+        p.relative_to(sidecar_data)
+        for p in sidecar_data.rglob("*")
+        if p.is_file() and any(secret in p.read_bytes() for secret in secrets)
+    ]
+    assert leaks == []
