@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,13 +18,14 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import ValidationError
 
 from sidecar import settings as settings_mod
-from sidecar.graph.memory.identity import IDENTITY_FILES
+from sidecar.graph.memory.identity import IDENTITY_FILES, read_head
 from sidecar.handlers.errors import typed_errors
 from sidecar.handlers.queue import queue_errors
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.protocol import ErrorCode, RpcError
 from sidecar.protocol.memory import (
+    MAX_IDENTITY_BYTES,
     CompactionParams,
     CompactionResult,
     ContextEvent,
@@ -176,26 +178,56 @@ async def identity_get(svc: Services, params: IdentityGetParams) -> IdentityGetR
 
 
 def _read_all(root: Path) -> tuple[IdentityFileInfo, ...]:
+    """The identity files of `root` as the Memory panel edits them (blocking). A file longer
+    than `identity/set` accepts is read only to that length and marked `truncated`."""
     infos: list[IdentityFileInfo] = []
     for relative in IDENTITY_PATHS:
         path = root / relative
-        if not path.exists():
-            infos.append(IdentityFileInfo(path=cast(Any, relative), exists=False))
+        name = cast(Any, relative)
+        if not path.exists() and not path.is_symlink():
+            infos.append(IdentityFileInfo(path=name, exists=False))
             continue
         try:
-            _confined(root, path)
-            text = path.read_bytes()[:256_000].decode("utf-8")
-            infos.append(IdentityFileInfo(path=cast(Any, relative), exists=True, text=text))
+            real = _confined(root, path)
+            if not real.is_file():
+                raise ValueError("it is not a regular file")
+            text, cut = _editable(real)
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             error = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
-            infos.append(IdentityFileInfo(path=cast(Any, relative), exists=True, error=error))
+            infos.append(IdentityFileInfo(path=name, exists=True, error=error))
+            continue
+        note = (
+            f"longer than {MAX_IDENTITY_BYTES} characters: only its start is shown, and saving "
+            "it here would replace the whole file with what is shown"
+            if cut
+            else None
+        )
+        infos.append(IdentityFileInfo(path=name, exists=True, text=text, truncated=cut, error=note))
     return tuple(infos)
+
+
+def _editable(path: Path) -> tuple[str, bool]:
+    """The start of the file that `identity/set` could write back (at most
+    `MAX_IDENTITY_BYTES` characters, so at most four bytes each are read), and whether the file
+    is longer.
+
+    Raises:
+        OSError: the file cannot be read.
+        UnicodeDecodeError: it is not UTF-8 text.
+    """
+    text, cut = read_head(path, 4 * MAX_IDENTITY_BYTES)
+    if len(text) > MAX_IDENTITY_BYTES:
+        return text[:MAX_IDENTITY_BYTES], True
+    return text, cut
 
 
 def _confined(root: Path, path: Path) -> Path:
     """Raises:
-    ValueError: the path leads outside the workspace (a symlink)."""
-    real = path.resolve()
+    ValueError: the path is a broken or looping link, or leads outside the workspace."""
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise ValueError("it is a broken or looping link") from exc
     if not real.is_relative_to(root.resolve()):
         raise ValueError("it is a link to a file outside the workspace")
     return real
@@ -214,12 +246,42 @@ async def identity_set(svc: Services, params: IdentitySetParams) -> IdentityFile
 
 
 def _write(root: Path, relative: str, text: str) -> None:
-    path = root / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    real = _confined(root, path) if path.exists() or path.is_symlink() else path
-    temporary = real.with_name(f".{real.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, real)
+    """Write an identity file of the workspace `root` whole, through a temporary file
+    (blocking). Nothing on the way may be a link: a linked `.atrium` folder or file could lead
+    anywhere, whether or not the file exists yet.
+
+    Raises:
+        ValueError: a folder or the file on the way is a link or not what it should be, or the
+            file would land outside the workspace.
+        OSError: the file system refused.
+    """
+    real_root = root.resolve(strict=True)
+    *folders, name = Path(relative).parts
+    parent = real_root
+    for folder in folders:
+        parent = parent / folder
+        if parent.is_symlink():
+            raise ValueError(f"{folder} is a link; identity files are written in real folders only")
+        parent.mkdir(exist_ok=True)
+    target = parent / name
+    if target.is_symlink():
+        raise ValueError("it is a link; only a regular file is written")
+    if target.exists() and not target.is_file():
+        raise ValueError("it is not a regular file")
+    if not parent.resolve(strict=True).is_relative_to(real_root):
+        raise ValueError("it would be written outside the workspace")
+    temporary = parent / f".{name}.{secrets.token_hex(6)}.tmp"
+    # O_EXCL: a link planted at the temporary name is never followed.
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    done = False
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(temporary, target)
+        done = True
+    finally:
+        if not done:
+            temporary.unlink(missing_ok=True)
 
 
 @registry.method("thread/compaction")

@@ -135,10 +135,14 @@ class MemoryKeyParams(WireModel):
 
 
 class IdentityFileInfo(WireModel):
+    """One identity file. `truncated`: the file is over `MAX_IDENTITY_BYTES` and `text` is only
+    its start (cut at a character boundary; `error` says so for the author)."""
+
     path: IdentityPath
     exists: bool
     text: str = ""
     error: str | None = None
+    truncated: bool = False
 
 
 class IdentityGetParams(WireModel):

@@ -10,6 +10,7 @@ thread.
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,27 +85,37 @@ def _read(root: Path, relative: str, warnings: list[str]) -> str | None:
         warnings.append(f"{relative} is skipped: it is not a regular file.")
         return None
     try:
-        with real.open("rb") as handle:
-            raw = handle.read(MAX_READ_BYTES + 1)
+        text, cut = read_head(real, MAX_READ_BYTES)
     except OSError as exc:
         warnings.append(f"{relative} is skipped: it cannot be read ({exc.strerror}).")
         return None
-    cut = len(raw) > MAX_READ_BYTES
-    if cut:
-        raw = raw[:MAX_READ_BYTES]
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        if not (cut and exc.start >= len(raw) - 3):  # not just a character cut at the limit
-            warnings.append(f"{relative} is skipped: it is not UTF-8 text.")
-            return None
-        text = raw[: exc.start].decode("utf-8-sig")
+    except UnicodeDecodeError:
+        warnings.append(f"{relative} is skipped: it is not UTF-8 text.")
+        return None
     if "\x00" in text:
         warnings.append(f"{relative} is skipped: it is not text.")
         return None
     if cut:
         warnings.append(f"{relative} is over {MAX_READ_BYTES} bytes; only its start is read.")
     return text
+
+
+def read_head(path: Path, limit: int) -> tuple[str, bool]:
+    """The UTF-8 text of the file at `path`, at most its first `limit` bytes, and whether the
+    file was longer (blocking). At most `limit + 1` bytes are read, however large the file; a
+    character split by the cut is left out rather than called invalid. A leading byte-order
+    mark is dropped.
+
+    Raises:
+        OSError: the file cannot be read.
+        UnicodeDecodeError: the bytes read are not UTF-8 (a split last character excepted).
+    """
+    with path.open("rb") as handle:
+        raw = handle.read(limit + 1)
+    cut = len(raw) > limit
+    # Not final when cut: an incomplete last character is held back, invalid bytes still raise.
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    return decoder.decode(raw[:limit], final=not cut), cut
 
 
 def _fit(

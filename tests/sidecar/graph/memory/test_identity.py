@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sidecar.graph.memory.identity import read_identity
+import pytest
+
+from sidecar.graph.memory.identity import MAX_READ_BYTES, read_head, read_identity
 from sidecar.graph.memory.tokens import ESTIMATE
 
 
@@ -61,6 +63,19 @@ def test_a_huge_file_is_read_only_to_its_start_and_cut_to_its_budget(tmp_path: P
     (file,) = identity.files
     assert file.truncated and file.tokens <= 500
     assert any("only its start is read" in w for w in identity.warnings)
+
+
+def test_a_character_split_by_the_read_bound_is_left_out_and_invalid_bytes_still_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "USER.md"
+    path.write_bytes(b"a" + "𝄞".encode() * (MAX_READ_BYTES // 4 + 10))  # the bound splits one
+    assert read_head(path, MAX_READ_BYTES) == ("a" + "𝄞" * (MAX_READ_BYTES // 4 - 1), True)
+    path.write_bytes(b"a" * (MAX_READ_BYTES - 1) + b"\xff" + b"a" * 10)
+    with pytest.raises(UnicodeDecodeError):
+        read_head(path, MAX_READ_BYTES)
+    path.write_bytes("\ufeffsmall é".encode())
+    assert read_head(path, MAX_READ_BYTES) == ("small é", False)
 
 
 def test_a_symlink_leading_outside_the_workspace_is_skipped_with_a_warning(tmp_path: Path) -> None:
