@@ -13,7 +13,6 @@ The author's newest message, when it has not been answered yet, is passed as `re
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -22,11 +21,12 @@ import dspy
 from dspy.adapters.types.tool import ToolCallResults
 
 from sidecar.llm.types import ChatTurn, ToolCallRequest
+from sidecar.llm.untrusted import UNTRUSTED_TAG, mark_untrusted
+
+__all__ = ["MISSING_RESULT", "UNTRUSTED_TAG", "PlannerInputs", "build_inputs", "mark_untrusted"]
 
 logger = logging.getLogger(__name__)
 
-UNTRUSTED_TAG = "tool_output"
-_TAG_RE = re.compile(rf"<(/?){UNTRUSTED_TAG}", re.IGNORECASE)
 MISSING_RESULT = "No result was recorded for this call."
 
 Event: TypeAlias = dict[str, Any]
@@ -39,16 +39,6 @@ class PlannerInputs:
     system_notes: list[str] = field(default_factory=list[str])
     events: list[Event] = field(default_factory=list[Event])
     request: str | None = None
-
-
-def mark_untrusted(tool_name: str, content: str) -> str:
-    """Wrap tool output so the model can tell data from instructions.
-
-    Tags inside the output are defused, so tool output cannot close the wrapper early.
-    """
-    safe = _TAG_RE.sub(lambda m: f"&lt;{m.group(1)}{UNTRUSTED_TAG}", content)
-    name = tool_name.replace('"', "'")
-    return f'<{UNTRUSTED_TAG} tool="{name}" trust="untrusted">\n{safe}\n</{UNTRUSTED_TAG}>'
 
 
 def build_inputs(history: Sequence[ChatTurn], *, native: bool) -> PlannerInputs:

@@ -2,23 +2,19 @@
 
 Memories, summaries and older messages were written by the model or pasted by the author; they
 may contain text that reads like instructions. They are wrapped in the same untrusted-data tags
-the planner puts around tool results (the planner's instructions say never to follow what is
-inside), with any tag inside defused so the text cannot close the wrapper early.
+the planner puts around tool results (`sidecar.llm.untrusted`, the one wrapper: the planner's
+instructions say never to follow what is inside), with any tag inside defused so the text cannot
+close the wrapper early.
 """
 
 from __future__ import annotations
 
-import re
-
-UNTRUSTED_TAG = "tool_output"  # the planner's tag for tool results (sidecar.llm._history)
-_TAG_RE = re.compile(rf"<(/?){UNTRUSTED_TAG}", re.IGNORECASE)
+from sidecar.llm.untrusted import mark_untrusted
 
 
 def mark_data(source: str, content: str) -> str:
     """`content` wrapped as untrusted data from `source` (e.g. "memory")."""
-    safe = _TAG_RE.sub(lambda m: f"&lt;{m.group(1)}{UNTRUSTED_TAG}", content)
-    name = source.replace('"', "'")
-    return f'<{UNTRUSTED_TAG} tool="{name}" trust="untrusted">\n{safe}\n</{UNTRUSTED_TAG}>'
+    return mark_untrusted(source, content)
 
 
 def identity_note(path: str, role: str, text: str) -> str:
