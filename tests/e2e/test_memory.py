@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import threading
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from sidecar.graph.memory.render import mark_data
 from tests.e2e.harness import Sidecar, event_types
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import RecordedRequest, Reply, ScriptedModelServer
@@ -22,6 +24,8 @@ pytestmark = pytest.mark.anyio
 # A loaded machine and the model client's retry backoff make a turn slow; wait generously.
 WAIT_S = 240
 FACT = "The author's editor is Zofia Quintanilla-Brandt; the manuscript is due March 3."
+# 1,000 input tokens, 500 of them for recent messages: about 40 of this test's short messages.
+SMALL_WINDOW = "2000"
 
 
 @pytest.fixture
@@ -61,10 +65,29 @@ def memory_write(text: str, tier: str) -> Reply:
     return Reply.tool_call("memory__write", {"text": text, "tier": tier})
 
 
+def turn_request(model: ScriptedModelServer, since: int) -> RecordedRequest:
+    """The first request of the turn that began after `since` requests (a compaction request
+    before it is not the turn's)."""
+    return next(r for r in model.generation_requests[since:] if not is_compaction(r))
+
+
+def is_compaction(request: RecordedRequest) -> bool:
+    return "You are compacting" in prompt_of(request)
+
+
+def remembered(request: RecordedRequest, key: str, tier: str, text: str) -> bool:
+    """Whether the prompt's memory section holds the memory `key`, marked as memory data."""
+    block = mark_data("memory", f"- [{key}] ({tier}) {text}")
+    section = f"Memories that may help (saved earlier):\n{block}"
+    return any(section in (m.get("content") or "") for m in request.body["messages"])
+
+
 async def test_a_fact_from_turn_one_is_in_the_prompt_at_turn_46_and_in_a_new_thread(
     sidecar_data: Path, workspace: Path, model: ScriptedModelServer
 ) -> None:
-    agent = await start(sidecar_data, workspace, model)
+    # A small window: at turn 46 the first turns are long out of the recent messages (and
+    # summarized), so only memory can bring the fact back.
+    agent = await start(sidecar_data, workspace, model, ATRIUM_CONTEXT_TOKENS=SMALL_WINDOW)
     try:
         thread = (await agent.call("thread/create", {}))["id"]
         model.push(memory_write(FACT, "workspace"), Reply.text(answer_text("Noted.")))
@@ -73,11 +96,20 @@ async def test_a_fact_from_turn_one_is_in_the_prompt_at_turn_46_and_in_a_new_thr
         )
         saved = [e.event for e in events if e.event.type == "memory"]
         assert [(m.action, m.memory.tier) for m in saved] == [("saved", "workspace")]  # type: ignore[union-attr]
+        key = saved[0].key  # type: ignore[union-attr]
+        first_turn = len((await agent.call("thread/get", {"thread_id": thread}))["messages"])
         for n in range(2, 46):
             await turn(agent, thread, f"Let us talk about the harbour scene, part {n}.")
         before = len(model.generation_requests)
-        await turn(agent, thread, "Who is my editor again?")
-        assert "Zofia Quintanilla-Brandt" in prompt_of(model.generation_requests[before])
+        events = await turn(agent, thread, "Who is my editor again?")
+        assert remembered(turn_request(model, before), key, "workspace", FACT)
+        context = next(e.event for e in events if e.event.type == "context")
+        assert context.window == int(SMALL_WINDOW) and context.left_out_messages > 0  # type: ignore[union-attr]
+        assert ("memory", key, True) in {(i.kind, i.ref, i.included) for i in context.items}  # type: ignore[union-attr]
+        summaries = (await agent.call("thread/compaction", {"thread_id": thread}))["summaries"]
+        # The whole first turn (messages #1 to #first_turn) is summarized: none of it is among
+        # the recent messages.
+        assert summaries[-1]["from_seq"] == 1 and summaries[-1]["to_seq"] >= first_turn
         usage = await agent.call("thread/usage", {"thread_id": thread})
         assert len(usage["turns"]) == 46 and usage["prompt_tokens"] > 0 and usage["cost"] > 0
         exported = await agent.call("thread/export", {"thread_id": thread, "format": "markdown"})
@@ -85,7 +117,7 @@ async def test_a_fact_from_turn_one_is_in_the_prompt_at_turn_46_and_in_a_new_thr
         other = (await agent.call("thread/create", {}))["id"]
         before = len(model.generation_requests)
         events = await turn(agent, other, "Who edits my manuscript?")
-        assert "Zofia Quintanilla-Brandt" in prompt_of(model.generation_requests[before])
+        assert remembered(turn_request(model, before), key, "workspace", FACT)
         context = next(e.event for e in events if e.event.type == "context")
         kinds = {(i.kind, i.included) for i in context.items}  # type: ignore[union-attr]
         assert ("memory", True) in kinds
@@ -184,4 +216,37 @@ async def test_a_failed_turn_writes_no_memory_and_a_forged_source_is_refused(
         assert results[0].is_error and "forged_source" in results[0].content  # type: ignore[union-attr]
         assert _memories(sidecar_data) == []
     finally:
+        await agent.kill()
+
+
+async def test_a_turn_cancelled_after_staging_a_memory_writes_none_and_the_next_turn_works(
+    sidecar_data: Path, workspace: Path, model: ScriptedModelServer
+) -> None:
+    release = threading.Event()
+    agent = await start(sidecar_data, workspace, model)
+    try:
+        thread = (await agent.call("thread/create", {}))["id"]
+        model.push(memory_write(FACT, "account"), Reply.hang(release))
+        run = await agent.call("run/start", {"thread_id": thread, "text": "Remember my editor."})
+        # The second model request means the write was staged and answered.
+        await asyncio.to_thread(model.wait_for_generations, 2, WAIT_S)
+        await agent.call("run/cancel", {"thread_id": thread})
+        events = await agent.run_to_end(run["run_id"], within=WAIT_S)
+        assert event_types(events)[-1] == "run_cancelled"
+        [staged] = [e.event for e in events if e.event.type == "tool_result"]
+        assert not staged.is_error  # type: ignore[union-attr]
+        assert "memory" not in event_types(events)
+        assert _memories(sidecar_data) == []
+        release.set()
+
+        before = len(model.generation_requests)
+        model.push(Reply.text(answer_text("Your editor? You have not told me.")))
+        events = await turn(agent, thread, "Who is my editor?")
+        assert "memory" not in event_types(events)
+        assert "Zofia" not in prompt_of(turn_request(model, before))
+        assert _memories(sidecar_data) == []
+        assert (await agent.call("memory/list", {"thread_id": thread}))["memories"] == []
+        assert (await agent.call("thread/get", {"thread_id": thread}))["status"] == "idle"
+    finally:
+        release.set()
         await agent.kill()

@@ -5,6 +5,15 @@ full; the summary covers exactly the messages it read (an earlier summary it con
 in, so the range then starts where that one started). Memories the model lists first (the
 pre-compaction flush) are saved in their tiers, each with the message it most likely came from
 as its source. The messages themselves stay in the database, searchable.
+
+The flush writes its memories at once, not staged for persist like the planner's writes, on
+purpose. Staging keeps a failed or cancelled turn from leaving half of what *that turn* meant
+to save; the flush saves nothing of the running turn: its facts come from messages of turns
+that already ended, and they go with the summary written just before them, which takes those
+messages out of the context for good (the next turn does not compact them again). Staged until
+the turn's end, they would be lost with a cancelled or failed turn while the summary stayed:
+the half state staging exists to prevent. Should the process die between the summary and the
+flush, its memories are missing but nothing is lost: the messages stay searchable.
 """
 
 from __future__ import annotations
