@@ -15,8 +15,10 @@ Modes: `local` runs embedded (`--local`) here; `gateway` runs on the configured 
 WebSocket protocol (`OpenClawGatewayController`), and a Gateway it cannot use fails the run with one
 line saying why, never a silent success; `auto` (default) probes the configured Gateway
 (`gateway_url`, else `$ATRIUM_OPENCLAW_GATEWAY_URL`; token: `gateway_token`, else
-`$ATRIUM_OPENCLAW_GATEWAY_TOKEN`) and uses it when it answers and a token is set, else runs
-embedded and says why in the result's notes.
+`$ATRIUM_OPENCLAW_GATEWAY_TOKEN`) and uses it for a read-only task when it answers and a token is
+set, else runs embedded and says why in the result's notes. A task that may write always runs
+embedded in `auto` mode: the Gateway works in its own configured workspace, outside the review
+gate's isolated copy.
 """
 
 from __future__ import annotations
@@ -86,8 +88,15 @@ class OpenClawController(SubprocessController):
         token = cfg.gateway_token or env.get("ATRIUM_OPENCLAW_GATEWAY_TOKEN") or None
         return url, token
 
-    async def pick_mode(self) -> OpenClawGatewayController | None:
-        """The Gateway controller for this run, or None to run embedded (with `_mode_note`)."""
+    async def pick_mode(self, request: StartRequest) -> OpenClawGatewayController | None:
+        """The Gateway controller for this run, or None to run embedded (with `_mode_note`).
+
+        In `auto` mode a task that may write runs embedded even when a Gateway answers: a
+        Gateway works in its own configured workspace, so only an embedded run works in the
+        review gate's isolated copy and brings its changes back for the author to accept.
+        `gateway` mode is the author's explicit choice and keeps the Gateway (the result says
+        its changes do not pass the gate).
+        """
         cfg = self.openclaw_config
         self._mode_note = None
         if cfg.mode == "local":
@@ -95,6 +104,13 @@ class OpenClawController(SubprocessController):
         url, token = self.gateway_settings()
         if cfg.mode == "auto":
             if url is None:
+                return None
+            if cfg.isolate and request.tool_policy.mode != "read_only":
+                self._mode_note = (
+                    f"a task that may write runs embedded (--local) in its own folder, so its "
+                    f"changes pass the review gate; the OpenClaw Gateway at {url} serves "
+                    f"read-only tasks"
+                )
                 return None
             reason = await probe_gateway(url, cfg.gateway_probe_s)
             if reason is None and not token:
@@ -141,7 +157,7 @@ class OpenClawController(SubprocessController):
             raise RunInProgressError("the previous run has not finished")
         if self._gateway is not None:
             self._gateway.stopped.set()
-        self._gateway = await self.pick_mode() if self._group is not None else None
+        self._gateway = await self.pick_mode(request) if self._group is not None else None
         if self._gateway is not None:
             await (
                 self._gateway.resume(request)

@@ -12,7 +12,7 @@ from mcp_servers.agents.controllers import OpenClawConfig, OpenClawController
 from mcp_servers.agents.controllers.openclaw_state import model_from_settings
 from mcp_servers.agents.errors import RunInProgressError
 from mcp_servers.agents.events import Completed, Failed, MessageCompleted, SessionStarted
-from mcp_servers.agents.requests import ResumeRequest, StartRequest, ToolPolicy
+from mcp_servers.agents.requests import PolicyMode, ResumeRequest, StartRequest, ToolPolicy
 from mcp_servers.agents.results import ErrorCode
 from tests.mcp_servers.agents.helpers import (
     LOCAL_TRANSCRIPTS,
@@ -196,7 +196,12 @@ async def test_auto_mode_runs_embedded_when_the_configured_gateway_does_not_answ
     ctl = OpenClawController(
         OpenClawConfig(**settings, gateway_url="ws://127.0.0.1:9", gateway_token="t")
     )
-    request = StartRequest(session_id="atrium-3", working_dir=tmp_path, instruction="x")
+    request = StartRequest(
+        session_id="atrium-3",
+        working_dir=tmp_path,
+        instruction="x",
+        tool_policy=ToolPolicy(mode="read_only"),
+    )
     async with ctl:
         await ctl.start(request)
         await collect(ctl)
@@ -207,6 +212,35 @@ async def test_auto_mode_runs_embedded_when_the_configured_gateway_does_not_answ
     assert any(
         n.startswith("OpenClaw Gateway at ws://127.0.0.1:9 not reachable") for n in result.notes
     )
+
+
+@pytest.mark.parametrize("policy", ["workspace_write", "full_access"])
+async def test_auto_mode_runs_a_task_that_may_write_embedded_in_its_own_folder(
+    tmp_path: Path, policy: PolicyMode
+) -> None:
+    """A Gateway works in its own workspace, outside the review gate: in auto mode only
+    read-only tasks go there, whatever the Gateway would answer."""
+    settings = fake_settings(tmp_path, LOCAL_TRANSCRIPTS / "openclaw_real_plain.txt")
+    ctl = OpenClawController(
+        OpenClawConfig(**settings, gateway_url="ws://127.0.0.1:9", gateway_token="t")
+    )
+    request = StartRequest(
+        session_id="atrium-4",
+        working_dir=tmp_path,
+        instruction="x",
+        tool_policy=ToolPolicy(mode=policy),
+    )
+    async with ctl:
+        await ctl.start(request)
+        await collect(ctl)
+        result = await ctl.wait()
+
+    assert result.status == "success"
+    assert "--local" in fake_log(tmp_path, "argv")[0]["argv"]
+    assert [n for n in result.notes if "Gateway" in n] == [
+        "a task that may write runs embedded (--local) in its own folder, so its changes pass "
+        "the review gate; the OpenClaw Gateway at ws://127.0.0.1:9 serves read-only tasks"
+    ]
 
 
 async def test_a_second_start_while_a_run_is_going_is_refused(tmp_path: Path) -> None:
