@@ -243,8 +243,15 @@ class MemoryPanelDialog(QDialog):
         path = self.identity_box.currentText()
         found = next((f for f in self.state.identity if f.path == path), None)
         self.identity_edit.setPlainText(found.text if found is not None else "")
+        # Only the start of a file over the limit was read: saving it here would cut the rest.
+        whole = found is None or not found.truncated
+        self.identity_edit.setReadOnly(not whole)
+        self.identity_save.setEnabled(whole)
         if found is not None and found.error:
-            self.identity_note.setText(f"{path}: {found.error}")
+            note = f"{path}: {found.error}"
+            if not whole:
+                note += " It is shown read-only: edit it in a text editor."
+            self.identity_note.setText(note)
             self.identity_note.show()
         else:
             self.identity_note.hide()

@@ -131,3 +131,25 @@ def test_identity_files_are_shown_and_saved(panel: MemoryPanelDialog, fake_sende
     )
     panel.identity_box.setCurrentText(".atrium/SOUL.md")
     assert "not UTF-8" in panel.identity_note.text()
+
+
+def test_a_truncated_identity_file_is_shown_read_only_so_saving_cannot_cut_it(
+    panel: MemoryPanelDialog, fake_sender: FakeSender
+):
+    files = (
+        IdentityFileInfo(path=".atrium/AGENT.md", exists=True, text="Be brief."),
+        IdentityFileInfo(
+            path=".atrium/USER.md",
+            exists=True,
+            text="The start of a long file",
+            truncated=True,
+            error="over 256,000 bytes: only its start is shown",
+        ),
+    )
+    fake_sender.last("identity/get")[1].resolve(IdentityGetResult(workspace="/w", files=files))
+    panel.identity_box.setCurrentText(".atrium/USER.md")
+    assert panel.identity_edit.isReadOnly()
+    assert not panel.identity_save.isEnabled()
+    assert "read-only" in panel.identity_note.text()
+    panel.identity_box.setCurrentText(".atrium/AGENT.md")
+    assert not panel.identity_edit.isReadOnly() and panel.identity_save.isEnabled()
