@@ -155,10 +155,12 @@ def build_program(config: LMConfig, *, timeout_s: float, num_retries: int) -> Pr
 
 
 def _build_lm(config: LMConfig, *, timeout_s: float, num_retries: int) -> dspy.LM:
-    """OpenAI-compatible models stream through `CoalescingOpenAIEngine` (see its module for the
-    figures that chose it); every other provider through DSPy's LiteLLM engine."""
+    """OpenAI-compatible models stream through `CoalescingOpenAIEngine` and Anthropic's through
+    `CoalescingAnthropicEngine` (see their modules for the figures that chose them); every other
+    provider through DSPy's LiteLLM engine."""
     if streams_natively(config.model):
         engine, async_engine = build_engines(
+            config.model,
             _capabilities(config.model),
             api_key=config.api_key,
             api_base=config.api_base,

@@ -1,14 +1,15 @@
-"""A DSPy engine that streams OpenAI-compatible chat completions cheaply, by the openai SDK.
+"""A DSPy engine that streams OpenAI-compatible chat completions cheaply, by the openai SDK;
+and the choice, per model, between it, `CoalescingAnthropicEngine` and DSPy's LiteLLM engine.
 
 Why: measured with `python -m bench stream` on the 2-core development machine, the sidecar spent
 about 580 µs of CPU per streamed token through DSPy's LiteLLM engine (LiteLLM's stream wrapper,
 then DSPy's listener, LangGraph's stream and the wire, once per token), where the openai SDK
 alone spends about 100 µs per chunk of the same stream. `litellm.disable_streaming_logging`
 and coalescing on the wire do not move that floor: LiteLLM's own per-chunk work stays.
-After: 65 µs per token at 2,000 tokens/s (0.70x the SDK's own per-chunk cost in the same run),
-39 µs at 5,000/s and 9 µs at 10,000/s, as each window's fixed cost is shared by more tokens.
-The figures before and after, with profiles, are in bench/NOTES-stream.md. Anthropic's endpoint
-still streams through LiteLLM: this engine covers OpenAI-compatible ones only.
+After: 104 µs per token at 2,000 tokens/s, 100,000 tokens (0.61x the SDK's own per-chunk cost
+in the same run), 41 µs at 5,000/s and 24 µs at 10,000/s, as each window's fixed cost is shared
+by more tokens (2026-11-25, load average 1-2). The figures before and after, with profiles, are
+in bench/NOTES-stream.md. Anthropic's endpoint has an engine of its own, `_anthropic_engine`.
 
 What: `CoalescingOpenAIEngine` (an `AsyncEngine` in DSPy 3.4's terms) sends the request through
 the official openai SDK (its client, authentication, base URL, timeouts and HTTP errors) but reads
@@ -16,16 +17,16 @@ the reply's server-sent events itself:
 
 - every `data:` line is decoded once with `json.loads`; a chunk that carries only answer text is
   not turned into any object: its text is joined with the text of the chunks read with it;
-- the socket is read at most once every `READ_WINDOW_S`: the first read after a quiet spell is
-  passed on at once, later ones collect what arrived meanwhile. So DSPy's stream listener,
+- what was read is passed on at most once every `_coalescing.READ_WINDOW_S`: the first read
+  after a quiet spell at once, later ones with what arrived meanwhile. So DSPy's stream listener,
   LangGraph and the wire see one chunk per window, however fast the model streams, and nothing
   is held back longer than one window;
 - any other chunk (tool-call fragments, the finish reason, usage) first releases the joined
   text, then goes through DSPy's own chunk mapping (`_ChatStream` of its LiteLLM engine), so the
   assembled response is exactly what DSPy's LiteLLM engine would assemble.
 
-Non-streamed calls (a subagent's turn) and every provider other than `openai/` go through DSPy's
-LiteLLM engine unchanged.
+Non-streamed calls (a subagent's turn) and every provider other than `openai/` and `anthropic/`
+go through DSPy's LiteLLM engine unchanged.
 """
 
 # DSPy ships no type information (no py.typed); its API is narrowed to typed values right here.
@@ -37,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -51,24 +51,20 @@ from dspy.clients.engines.litellm_engine import AsyncLiteLLMEngine, LiteLLMEngin
 from dspy.clients.engines.litellm_errors import to_lm15_error
 from dspy.clients.lm15_boundary import request_kwargs
 
-from sidecar.protocol.ndjson import LineSplitter, LineTooLongError
+from sidecar.llm._anthropic_engine import ANTHROPIC_PREFIX, CoalescingAnthropicEngine
+from sidecar.llm._coalescing import Lines, sse_data, track, windows
 
 # DSPy's own mapping of OpenAI chunks to its stream events (private, but it is what its LiteLLM
 # engine assembles responses with; reusing it keeps the two engines' responses identical).
 _ChatStream: Any = getattr(litellm_engine, "_ChatStream")  # noqa: B009
 
-READ_WINDOW_S = 0.010
-_MAX_EVENT_BYTES = 16 * 1024 * 1024
 _OPENAI_PREFIX = "openai/"
 _TEXT_DELTA_KEYS = frozenset({"content", "role"})
-# Every engine until `aclose_all`: one dropped with its connections open would leave its
-# sockets to the garbage collector.
-_OPEN: set[CoalescingOpenAIEngine] = set()
 
 
 def streams_natively(model: str) -> bool:
-    """True for models this engine streams itself (LiteLLM's `openai/` provider)."""
-    return model.startswith(_OPENAI_PREFIX)
+    """True for models a coalescing engine streams (LiteLLM's `openai/` and `anthropic/`)."""
+    return model.startswith((_OPENAI_PREFIX, ANTHROPIC_PREFIX))
 
 
 class DeclaredLiteLLMEngine(LiteLLMEngine):
@@ -95,15 +91,24 @@ class Capabilities:
 
 
 def build_engines(
-    capabilities: Capabilities, *, api_key: str | None, api_base: str | None, timeout_s: float
-) -> tuple[DeclaredLiteLLMEngine, CoalescingOpenAIEngine]:
-    """The sync engine DSPy requires and the async one the planner streams through."""
+    model: str,
+    capabilities: Capabilities,
+    *,
+    api_key: str | None,
+    api_base: str | None,
+    timeout_s: float,
+) -> tuple[DeclaredLiteLLMEngine, CoalescingOpenAIEngine | CoalescingAnthropicEngine]:
+    """The sync engine DSPy requires and the async one the planner streams `model` through
+    (a `streams_natively` model)."""
     options: dict[str, Any] = {"timeout": timeout_s}
     if api_key:
         options["api_key"] = api_key
     if api_base:
         options["api_base"] = api_base
-    return DeclaredLiteLLMEngine(capabilities, **options), CoalescingOpenAIEngine(
+    engine = (
+        CoalescingAnthropicEngine if model.startswith(ANTHROPIC_PREFIX) else CoalescingOpenAIEngine
+    )
+    return DeclaredLiteLLMEngine(capabilities, **options), engine(
         api_key=api_key, api_base=api_base, timeout_s=timeout_s
     )
 
@@ -195,14 +200,9 @@ class _Counted(list[Any]):
         return self._count
 
 
-def _sse_chunks(lines: list[bytes | LineTooLongError]) -> Iterator[dict[str, Any] | None]:
-    """The JSON chunks of `data:` lines; None for `[DONE]`. Other SSE fields are skipped."""
-    for line in lines:
-        if isinstance(line, LineTooLongError):
-            raise lm15.ProviderError(f"a streamed event was too large: {line}")
-        if not line.startswith(b"data:"):
-            continue
-        data = line[5:].strip()
+def _sse_chunks(lines: Lines) -> Iterator[dict[str, Any] | None]:
+    """The JSON chunks of `data:` lines; None for `[DONE]`."""
+    for data in sse_data(lines):
         if data == b"[DONE]":
             yield None
             continue
@@ -214,53 +214,6 @@ def _sse_chunks(lines: list[bytes | LineTooLongError]) -> Iterator[dict[str, Any
             if "error" in value:
                 raise lm15.ProviderError(f"the stream reported an error: {value['error']}")
             yield value
-
-
-class _Inbox:
-    """Reads the response body in a task of its own into one buffer, so the stream is taken
-    off the socket as fast as it comes while its consumer passes it on once per window."""
-
-    def __init__(self, raw: AsyncIterator[bytes]) -> None:
-        self._raw = raw
-        self._buffer = bytearray()
-        self._ended = False
-        self._error: BaseException | None = None
-        self.arrived = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> _Inbox:
-        self._task = asyncio.ensure_future(self._read())
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            # Shielded: a cancelled anyio scope (DSPy's) would cancel this wait at once.
-            with anyio.CancelScope(shield=True), contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def _read(self) -> None:
-        try:
-            async for data in self._raw:
-                self._buffer += data
-                self.arrived.set()
-        except Exception as exc:  # handed to the consumer, which raises it in its own task
-            self._error = exc
-        self._ended = True
-        self.arrived.set()
-
-    def take(self) -> tuple[bytes, bool]:
-        """Everything read so far, and whether the body has ended.
-
-        Raises:
-            Exception: whatever reading the body raised.
-        """
-        data = bytes(self._buffer)
-        self._buffer.clear()
-        self.arrived.clear()
-        if self._error is not None:
-            raise self._error
-        return data, self._ended
 
 
 class CoalescingOpenAIEngine:
@@ -276,7 +229,7 @@ class CoalescingOpenAIEngine:
         self._client = openai.AsyncOpenAI(
             api_key=api_key or "none", base_url=api_base or None, timeout=timeout_s, max_retries=0
         )
-        _OPEN.add(self)
+        track(self)
 
     async def complete(self, request: lm15.Request) -> lm15.Response:
         return await self._fallback.complete(request)
@@ -322,21 +275,10 @@ class CoalescingOpenAIEngine:
 
     async def _events(self, raw: AsyncIterator[bytes], codec: Any, fed: _Fed) -> AsyncIterator[Any]:
         litellm = get_litellm(feature="LiteLLM engine streaming")
-        splitter = LineSplitter(_MAX_EVENT_BYTES)
         text = _TextRun()
-        last_pass = 0.0
-        async with _Inbox(raw) as inbox:
-            done = False
-            while not done:
-                await inbox.arrived.wait()
-                wait = last_pass + READ_WINDOW_S - time.monotonic()
-                if wait > 0:
-                    await asyncio.sleep(wait)  # the window: let more arrive before passing on
-                last_pass = time.monotonic()
-                data, done = inbox.take()
-                lines = splitter.feed(data)
-                if done:
-                    lines += splitter.finish()
+        async with contextlib.aclosing(windows(raw)) as reads:
+            async for lines in reads:
+                done = False
                 for chunk in _sse_chunks(lines):
                     if chunk is None:
                         done = True
@@ -356,6 +298,8 @@ class CoalescingOpenAIEngine:
                 if joined is not None:
                     for event in self._feed_text(codec, fed, joined, litellm):
                         yield event
+                if done:
+                    break
                 await asyncio.sleep(0)  # DSPy's consumer passes this window's text on now
 
     @staticmethod
@@ -366,9 +310,3 @@ class CoalescingOpenAIEngine:
     async def aclose(self) -> None:
         """Close the SDK's connections (on the loop that used them); the engine stays usable."""
         await self._client.close()
-
-
-async def aclose_all() -> None:
-    """Close the connections of every engine built so far (sidecar shutdown, tests)."""
-    while _OPEN:
-        await _OPEN.pop().aclose()

@@ -121,7 +121,7 @@ class DspyPlanner:
 
 async def aclose_model_clients() -> None:
     """Close every async HTTP client LiteLLM has cached (all planners share them), and those of
-    the OpenAI-compatible streaming engines.
+    the coalescing streaming engines (OpenAI-compatible and Anthropic).
 
     LiteLLM keeps one client per provider and event loop for the life of the process; call this
     once at sidecar shutdown, on the loop that made the requests (tests call it per test), so no
@@ -130,7 +130,7 @@ async def aclose_model_clients() -> None:
     litellm: Any = sys.modules.get("litellm")
     if litellm is not None:
         await litellm.close_litellm_async_clients()
-    engines: Any = sys.modules.get("sidecar.llm._stream_engine")
+    engines: Any = sys.modules.get("sidecar.llm._coalescing")
     if engines is not None:
         await engines.aclose_all()
 
