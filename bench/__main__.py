@@ -31,6 +31,7 @@ from bench import (
     schedules,
     skills,
     stream,
+    stream_anthropic,
     subagents,
     turn,
 )
@@ -48,6 +49,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     subagents.NAME: subagents.run,
     parse.NAME: parse.run,
     stream.NAME: stream.run,
+    stream_anthropic.NAME: stream_anthropic.run,
     bundle.NAME: bundle.run,
     skills.NAME: skills.run,
     agents.NAME: agents.run,

@@ -12,8 +12,10 @@ stops reading the sidecar's stdout for 5 s during a 10,000 tokens/s stream: the 
 growth (peak minus before) and whether the text still arrived whole.
 
 `BENCH_STREAM_TOKENS` overrides the token count (default 100,000), `BENCH_STREAM_RATES` the rates
-(comma-separated), and `BENCH_STREAM_PROFILE=1` adds a cProfile of the sidecar's event loop over
-one 2,000 tokens/s stream, printed as the top functions by own time per token.
+(comma-separated), `BENCH_STREAM_MODEL` the model (default `openai/gpt-4o-mini`; an `anthropic/`
+model gets Anthropic's events from the same paced model, and the SDK anchor stays OpenAI's), and
+`BENCH_STREAM_PROFILE=1` adds a cProfile of the sidecar's event loop over one 2,000 tokens/s
+stream, printed as the top functions by own time per token.
 
 Targets (issue 19): sidecar CPU per token at 2,000 tokens/s ≤ 150 µs and ≤ 1.2x the SDK's per
 chunk; last-token lag ≤ 50 ms (2,000/s) and ≤ 100 ms (5,000/s); four concurrent streams at
@@ -54,7 +56,7 @@ SDK_RATIO_TARGET = 1.2
 LAG_TARGETS_S = {2000: 0.05, 5000: 0.1}
 CONCURRENT_LAG_TARGET_S = 0.1
 RSS_TARGET_MB = 20.0
-MODEL = "openai/gpt-4o-mini"
+MODEL = os.environ.get("BENCH_STREAM_MODEL", "openai/gpt-4o-mini")
 TICKS = os.sysconf("SC_CLK_TCK")
 _ids = itertools.count(1)
 
@@ -390,7 +392,10 @@ async def run() -> list[Line]:
                 root / "data",
                 make_workspace(root / "ws"),
                 ATRIUM_MODEL=MODEL,
-                ATRIUM_MODEL_API_BASE=api_base,
+                # LiteLLM appends /v1/messages to an Anthropic address itself.
+                ATRIUM_MODEL_API_BASE=(
+                    api_base.removesuffix("/v1") if MODEL.startswith("anthropic/") else api_base
+                ),
                 ATRIUM_MODEL_API_KEY="x",
             )
             lines = await _measure(api_base, env)

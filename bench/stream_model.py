@@ -1,12 +1,13 @@
-"""A paced OpenAI-compatible model for the stream benchmark, in a process of its own.
+"""A paced model for the stream benchmark, in a process of its own: OpenAI-compatible
+(`/v1/chat/completions`) and Anthropic (`/v1/messages`, for `BENCH_STREAM_MODEL=anthropic/...`).
 
 `python -m bench.stream_model` prints its API base (ending in /v1) and serves until stdin closes.
 
-Every streamed `POST /v1/chat/completions` answers with DSPy's answer field, one SSE event per
-token, the way a provider streams: token `i` (a word and a space, `token_text`) is due at
-`t0 + i / rate` and every token due is written as soon as the loop wakes (about once a
-millisecond). What to stream is read from
-the request's last user message, `stream-bench id=<id> tokens=<n> rate=<per second>`; anything
+Every streamed `POST /v1/chat/completions` (or `/v1/messages`, in Anthropic's events) answers
+with DSPy's answer field, one SSE event per token, the way a provider streams: token `i` (a word
+and a space, `token_text`) is due at `t0 + i / rate` and every token due is written as soon as
+the loop wakes (about once a millisecond). What to stream is read from the request's last user
+message, `stream-bench id=<id> tokens=<n> rate=<per second>`; anything
 else gets a short answer. `GET /stats/<id>` returns when the last token was due and when it was
 written (`time.monotonic()`, which is system-wide on Linux, so the bench compares it with its own
 clock). A non-streamed request gets the whole answer at once.
@@ -81,10 +82,63 @@ def _chunked(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
-async def _stream(writer: asyncio.StreamWriter, model: str, spec: re.Match[bytes]) -> None:
+def _anthropic_template() -> tuple[bytes, bytes]:
+    head = json.dumps(
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "@@"}},
+        separators=(",", ":"),
+    ).encode()
+    before, after = head.split(b'"@@"')
+    return b"event: content_block_delta\ndata: " + before, after + b"\n\n"
+
+
+def _sse(kind: str, data: dict[str, Any]) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+
+
+def _anthropic_ends(model: str, total: int) -> tuple[bytes, bytes]:
+    """The events before the first text delta and after the last of an Anthropic stream."""
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    message = {"id": "msg_bench", "type": "message", "role": "assistant", "model": model}
+    start = _sse(
+        "message_start",
+        {"message": {**message, "content": [], "stop_reason": None, "usage": usage}},
+    ) + _sse("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}})
+    end = (
+        _sse("content_block_stop", {"index": 0})
+        + _sse(
+            "message_delta",
+            {"delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": total}},
+        )
+        + _sse("message_stop", {})
+    )
+    return start, end
+
+
+def _openai_end(model: str, total: int) -> bytes:
+    final = json.dumps(
+        {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": total, "total_tokens": total + 10},
+        }
+    ).encode()
+    return b"data: " + final + b"\n\ndata: [DONE]\n\n"
+
+
+async def _stream(
+    writer: asyncio.StreamWriter, model: str, spec: re.Match[bytes], anthropic: bool
+) -> None:
     stream_id = spec.group(1).decode()
     total, rate = int(spec.group(2)), int(spec.group(3))
-    before, after = _chunk_template(model)
+    if anthropic:
+        before, after = _anthropic_template()
+        start, end = _anthropic_ends(model, total)
+    else:
+        before, after = _chunk_template(model)
+        start, end = b"", _openai_end(model, total)
     stats = STATS[stream_id] = _Stream()
     writer.write(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
@@ -93,7 +147,7 @@ async def _stream(writer: asyncio.StreamWriter, model: str, spec: re.Match[bytes
     def event(text: str) -> bytes:
         return before + json.dumps(text).encode() + after
 
-    writer.write(_chunked(event(HEAD)))
+    writer.write(_chunked(start + event(HEAD)))
     t0 = time.monotonic()
     stats.due_last = t0 + (total - 1) / rate
     sent = 0
@@ -107,17 +161,7 @@ async def _stream(writer: asyncio.StreamWriter, model: str, spec: re.Match[bytes
         if sent < total:
             await asyncio.sleep(max(0.0, t0 + sent / rate - time.monotonic()))
     stats.written_last = time.monotonic()
-    final = json.dumps(
-        {
-            "id": "chatcmpl-bench",
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": total, "total_tokens": total + 10},
-        }
-    ).encode()
-    writer.write(_chunked(event(TAIL) + b"data: " + final + b"\n\ndata: [DONE]\n\n"))
+    writer.write(_chunked(event(TAIL) + end))
     writer.write(b"0\r\n\r\n")
     await writer.drain()
     stats.done = True
@@ -146,6 +190,21 @@ def _whole(model: str, text: str) -> bytes:
     )
 
 
+def _whole_anthropic(model: str, text: str) -> bytes:
+    return _json_reply(
+        {
+            "id": "msg_bench",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 10},
+        }
+    )
+
+
 def _json_reply(obj: Any, status: str = "200 OK") -> bytes:
     body = json.dumps(obj).encode()
     return b"HTTP/1.1 %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (
@@ -168,17 +227,18 @@ async def _serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
         stats = STATS.get(path.rsplit("/", 1)[1])
         writer.write(_json_reply(None if stats is None else stats.__dict__))
         return True
-    if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+    anthropic = path.rstrip("/").endswith("/v1/messages")
+    if method != "POST" or not (anthropic or path.rstrip("/").endswith("/chat/completions")):
         writer.write(_json_reply({"error": {"message": f"no route {path}"}}, "404 Not Found"))
         return True
     request = json.loads(body)
     model = str(request.get("model") or "bench")
     spec = PROMPT_PATTERN.search(body)
     if spec is not None and request.get("stream"):
-        await _stream(writer, model, spec)
+        await _stream(writer, model, spec, anthropic)
         return True
     text = f"{HEAD}{expected_answer(int(spec.group(2)) if spec else 3)}{TAIL}"
-    writer.write(_whole(model, text))
+    writer.write(_whole_anthropic(model, text) if anthropic else _whole(model, text))
     return True
 
 
