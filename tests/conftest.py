@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -23,6 +24,32 @@ from tests.fakes.fixtures import (  # after the environment is set
 from tests.peers import SKIP_PREFIX
 
 __all__ = ["agent_clis", "scripted_anthropic", "scripted_chat", "scripted_responses"]
+
+
+@pytest.fixture(autouse=True)
+def _qt_garbage_is_never_collected(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test that used Qt, move everything it left to the collector's permanent
+    generation (`gc.freeze`), so its windows are never freed by the cyclic garbage collector.
+
+    Why: windows and dialogs hold their controllers in reference cycles (signals connected to
+    bound methods and lambdas), so a closed window's wrappers wait for the cyclic collector.
+    A collection at some later moment (in another test, in the middle of pydantic work) freed
+    such a cycle in an order that crashed the test process now and then ("Segmentation fault
+    ... Garbage-collecting", about one full run in two once the suite had grown). Deleting them
+    explicitly is no cure: a window deleted while its controllers still hold it crashes inside
+    Qt's own child deletion. The window itself never has this problem: it lives until the app
+    exits and its start-up heap is frozen the same way (`desktop.app.freeze_start_up`). Tests
+    that never touch Qt collect as usual; during a Qt test the collector does not run at all.
+    """
+    uses_qt = bool({"qapp", "qtbot"} & set(request.fixturenames))
+    if uses_qt:
+        gc.disable()  # nor in the middle of the test itself
+    try:
+        yield
+    finally:
+        if uses_qt:
+            gc.freeze()
+            gc.enable()
 
 
 @pytest.fixture(autouse=True)
