@@ -109,12 +109,17 @@ async def test_a_message_sent_after_the_last_token_before_the_turn_ends_is_the_n
     agent: Sidecar, model: ScriptedModelServer
 ):
     """The race at the very end of a turn: every token of the answer has reached the window,
-    the model has not yet said it is done, and the author sends a message."""
+    the model has not yet said it is done, and the author sends a message.
+
+    The answer is paced (30 ms a piece) so it spans several of the engine's 10 ms read windows:
+    DSPy's stream listener streams nothing of an answer whose field markers all arrive in one
+    chunk (it takes that for a cached response), so an answer read in a single window would
+    only show when the model finishes."""
     release = threading.Event()
     model.push(
-        Reply.text(answer_text("A long answer, all streamed."), chunk_size=4).after(
-            release, before_finish=True
-        ),
+        Reply.text(
+            answer_text("A long answer, all streamed."), chunk_size=4, chunk_delay=0.02
+        ).after(release, before_finish=True),
         Reply.text(answer_text("And the PS too.")),
     )
     thread = await agent.call("thread/create", {})
