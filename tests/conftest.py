@@ -35,7 +35,7 @@ def _qt_garbage_is_never_collected(request: pytest.FixtureRequest) -> Iterator[N
     bound methods and lambdas), so a closed window's wrappers wait for the cyclic collector.
     A collection at some later moment (in another test, in the middle of pydantic work) freed
     such a cycle in an order that crashed the test process now and then ("Segmentation fault
-    ... Garbage-collecting", about one full run in two once the suite had grown). Deleting them
+    ... Garbage-collecting", seen in full runs and in window-test runs alike). Deleting them
     explicitly is no cure: a window deleted while its controllers still hold it crashes inside
     Qt's own child deletion. The window itself never has this problem: it lives until the app
     exits and its start-up heap is frozen the same way (`desktop.app.freeze_start_up`). Tests
