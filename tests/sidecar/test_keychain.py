@@ -10,7 +10,7 @@ import pytest
 from keyring.backend import KeyringBackend
 
 from sidecar.keychain import Keychain, KeyringUnavailableError
-from tests.sidecar.host.memory_keyring import MemoryKeyring
+from tests.sidecar.host.memory_keyring import MemoryKeyring, memory_keyring_installed
 
 
 class BrokenKeyring(KeyringBackend):
@@ -28,11 +28,8 @@ class BrokenKeyring(KeyringBackend):
 
 @pytest.fixture
 def backend() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    memory = MemoryKeyring()
-    keyring.set_keyring(memory)
-    yield memory
-    keyring.set_keyring(previous)
+    with memory_keyring_installed() as memory:
+        yield memory
 
 
 def test_a_secret_is_read_from_the_backend_once(backend: MemoryKeyring) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import keyring
 import pytest
 
 from sidecar.handlers.services import Services
@@ -14,7 +13,7 @@ from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE, Keychain
 from sidecar.llm.config import resolve_lm_config
 from sidecar.protocol import Empty, SettingsInfo, SettingsSetParams
 from tests.sidecar.handlers.conftest import call
-from tests.sidecar.host.memory_keyring import MemoryKeyring
+from tests.sidecar.host.memory_keyring import MemoryKeyring, memory_keyring_installed
 from tests.sidecar.rpc.peer import build_services
 
 
@@ -73,11 +72,8 @@ def test_the_named_source_is_the_key_the_planner_uses(env: dict[str, str]) -> No
 
 @pytest.fixture
 def keyring_backend() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    memory = MemoryKeyring()
-    keyring.set_keyring(memory)
-    yield memory
-    keyring.set_keyring(previous)
+    with memory_keyring_installed() as memory:
+        yield memory
 
 
 @pytest.fixture

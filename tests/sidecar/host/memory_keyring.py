@@ -3,6 +3,10 @@ in tests (also in a sidecar subprocess: `PYTHON_KEYRING_BACKEND=<this module>.Me
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
+import keyring
 from keyring.backend import KeyringBackend
 from keyring.errors import PasswordDeleteError
 
@@ -23,3 +27,15 @@ class MemoryKeyring(KeyringBackend):
     def delete_password(self, service: str, username: str) -> None:
         if self.store.pop((service, username), None) is None:
             raise PasswordDeleteError(username)
+
+
+@contextlib.contextmanager
+def memory_keyring_installed() -> Iterator[MemoryKeyring]:
+    """A fresh `MemoryKeyring` as the process's keyring backend while the block runs."""
+    before = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    try:
+        yield backend
+    finally:
+        keyring.set_keyring(before)

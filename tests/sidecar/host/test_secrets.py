@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import keyring
 import pytest
 
 from sidecar.host.config import ConfigInvalidError, validate_entry
@@ -15,16 +14,13 @@ from sidecar.host.secrets import (
     resolve,
     set_keyring_secret,
 )
-from tests.sidecar.host.memory_keyring import MemoryKeyring
+from tests.sidecar.host.memory_keyring import MemoryKeyring, memory_keyring_installed
 
 
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
-    before = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(before)
+    with memory_keyring_installed() as backend:
+        yield backend
 
 
 def test_placeholders_resolve_from_the_environment_and_the_secret_store() -> None:
