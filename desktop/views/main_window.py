@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
-    QDialog,
     QDockWidget,
     QFileDialog,
     QMainWindow,
@@ -24,7 +23,6 @@ from PySide6.QtWidgets import (
 
 from desktop.controller import SessionController
 from desktop.coord_controller import CoordController
-from desktop.ipc.pending import PendingRequest
 from desktop.ipc.process import SidecarProcess
 from desktop.memory_controller import MemoryController
 from desktop.models.session import SessionState
@@ -33,14 +31,11 @@ from desktop.views.about_dialog import AboutDialog
 from desktop.views.composer import ComposerWidget
 from desktop.views.grants_panel import GrantsPanelDialog
 from desktop.views.inbox_panel import InboxPanel
-from desktop.views.interrupt_dialogs import (
-    InterruptDialog,
-    ReplyAwareDialog,
-    build_interrupt_dialog,
-)
+from desktop.views.interrupt_dialogs import InterruptDialog
 from desktop.views.memory_panel import MemoryPanelDialog
 from desktop.views.menus import MenuActions, build_menu_bar
 from desktop.views.notifier import Notifier, RunNotices
+from desktop.views.open_questions import OpenQuestions
 from desktop.views.run_tree import RunTreePanel
 from desktop.views.servers_panel import ServersPanelDialog
 from desktop.views.settings_dialog import SettingsDialog
@@ -49,7 +44,6 @@ from desktop.views.status_widgets import (
     InterruptInboxWidget,
     RunStatusWidget,
     SidecarBannerWidget,
-    keep_within_width,
     let_narrow,
 )
 from desktop.views.theme import ThemeController
@@ -60,10 +54,8 @@ from desktop.views.window_state import app_settings, restore_layout, save_layout
 from sidecar.protocol import (
     ErrorObject,
     InitializeResult,
-    InterruptInfo,
     SettingsInfo,
     SettingsSetParams,
-    WireModel,
 )
 
 
@@ -75,8 +67,9 @@ class MainWindow(QMainWindow):
     `ServersController`), `inbox_panel` (the selected thread's pending interrupts) and, with a
     `CoordController`, `run_tree` (plans, tasks, subagent activity) and the settings' Profiles tab.
 
-    Pending interrupts never open a storm of dialogs: when some arrive (or a thread with some is
-    selected) and no interrupt dialog is open, the newest one opens; the rest wait in the inbox.
+    Pending interrupts never open a storm of dialogs: `questions` (`OpenQuestions`) opens the
+    newest when some arrive (or a thread with some is selected) and none is open; the rest wait
+    in the inbox. `dialogs` are the open ones.
 
     The menu bar's actions are in `menu_actions` (`MenuActions`); `theme` applies the appearance,
     `notifier` tells an author who is elsewhere that a run finished, failed or asks something,
@@ -114,16 +107,11 @@ class MainWindow(QMainWindow):
         self.coord = coord
         self.memory = memory
         self.memory_panel: MemoryPanelDialog | None = None
-        self._open_newest_timer = QTimer(self)
-        self._open_newest_timer.setSingleShot(True)
-        self._open_newest_timer.setInterval(0)  # after a burst of interrupts, the newest
-        self._open_newest_timer.timeout.connect(self._open_newest)
         self.servers_panel: ServersPanelDialog | None = None
         self.grants_panel: GrantsPanelDialog | None = None
         self.state = state
         self.controller = controller
         self.process = process
-        self.dialogs: dict[str, InterruptDialog] = {}
         self.settings_dialog: SettingsDialog | None = None
         self.about_dialog: AboutDialog | None = None
         self.has_model: bool | None = None  # unknown until the sidecar says
@@ -153,6 +141,9 @@ class MainWindow(QMainWindow):
             self.transcript.attach_memory(self.memory)
         self.run_status = RunStatusWidget()
         self.composer = ComposerWidget()
+        self.questions = OpenQuestions(
+            self.state, self.controller, self, self.composer.editor, self.coord
+        )
         self.banner = SidecarBannerWidget()
         self.empty_state = EmptyStateWidget()
         right = QWidget()
@@ -171,6 +162,11 @@ class MainWindow(QMainWindow):
         self.splitter = splitter
         self.setCentralWidget(splitter)
         self._build_docks()
+
+    @property
+    def dialogs(self) -> dict[str, InterruptDialog]:
+        """The open question dialogs by interrupt id (`OpenQuestions`)."""
+        return self.questions.dialogs
 
     def _build_docks(self) -> None:
         tree = self.coord.tree if self.coord is not None else None
@@ -238,8 +234,9 @@ class MainWindow(QMainWindow):
         self.grants_action.triggered.connect(self.open_grants)
         self.memory_action.triggered.connect(self.open_memory)
         self._connect_menus()
-        self.inbox_button.interrupt_activated.connect(self.open_interrupt)
-        self.inbox_panel.interrupt_activated.connect(self.open_interrupt)
+        self.inbox_button.interrupt_activated.connect(self.questions.open)
+        self.inbox_panel.interrupt_activated.connect(self.questions.open)
+        self.questions.opened.connect(self.interrupt_dialog_opened)
         if self.coord is not None:
             self.coord.error_reported.connect(self._on_error_reported)
         controller.error_reported.connect(self._on_error_reported)
@@ -266,8 +263,6 @@ class MainWindow(QMainWindow):
         self.state.selection_changed.connect(self._on_selection_changed)
         self.state.run_state_changed.connect(self._on_run_state_changed)
         self.state.inbox.changed.connect(self._on_inbox_changed)
-        self.state.inbox.added.connect(self._on_interrupt_added)
-        self.state.inbox.removed.connect(self._on_interrupt_removed)
         self.state.transcript.reset.connect(self._show_empty_state)
         self.state.transcript.inserted.connect(lambda _row: self._show_empty_state())
 
@@ -277,68 +272,6 @@ class MainWindow(QMainWindow):
         process.gave_up.connect(self.banner.show_gave_up)
         process.refused.connect(self.banner.show_refused)
         self.banner.restart_requested.connect(process.start)
-
-    def open_interrupt(self, thread_id: str, interrupt_id: str) -> InterruptDialog | None:
-        """Open (or raise) the dialog for a pending interrupt."""
-        found = self.state.inbox.get(interrupt_id)
-        if found is None:
-            return None
-        return self._open_dialog(thread_id, found[1])
-
-    def _open_dialog(self, thread_id: str, interrupt: InterruptInfo) -> InterruptDialog:
-        existing = self.dialogs.get(interrupt.id)
-        if existing is not None:
-            existing.raise_()
-            existing.activateWindow()
-            return existing
-        thread = self.state.threads.get(thread_id)
-        title = thread.title if thread else ""
-        dialog = build_interrupt_dialog(interrupt, title, self, self._task_title(interrupt))
-        keep_within_width(dialog)
-        dialog.thread_id = thread_id
-        dialog.answered.connect(
-            lambda interrupt_id, value: self._on_dialog_answered(
-                dialog, thread_id, interrupt_id, value
-            )
-        )
-        dialog.finished.connect(lambda _result: self._forget_dialog(interrupt.id, dialog))
-        self.dialogs[interrupt.id] = dialog
-        editor = self.composer.editor
-        if editor.hasFocus() and editor.toPlainText().strip():
-            # The author is typing (the composer is enabled): the dialog does not take the keys
-            # from under their fingers (honoured by xcb, Windows and macOS; not by offscreen).
-            dialog.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
-        dialog.show()
-        self.interrupt_dialog_opened.emit(dialog)
-        return dialog
-
-    def _on_dialog_answered(
-        self, dialog: InterruptDialog, thread_id: str, interrupt_id: str, value: WireModel
-    ) -> PendingRequest:
-        pending = self.controller.answer_interrupt(thread_id, interrupt_id, value)
-        if isinstance(dialog, ReplyAwareDialog):
-            pending.then(None, dialog.show_resume_error)  # it closes once the inbox drops it
-        return pending
-
-    def _task_title(self, interrupt: InterruptInfo) -> str:
-        if self.coord is None or interrupt.task_id is None:
-            return ""
-        node = self.coord.tree.find_task(interrupt.task_id)
-        return node.info.title if node is not None else ""
-
-    def _open_newest(self) -> None:
-        """Open the selected thread's newest pending interrupt, unless a dialog is open."""
-        thread_id = self.state.selected_thread_id
-        if thread_id is None or any(d.isVisible() for d in self.dialogs.values()):
-            return
-        pending = self.state.inbox.pending(thread_id)
-        if pending:
-            self._open_dialog(thread_id, pending[-1][1])
-
-    def _forget_dialog(self, interrupt_id: str, dialog: QDialog) -> None:
-        if self.dialogs.get(interrupt_id) is dialog:
-            del self.dialogs[interrupt_id]
-        dialog.deleteLater()
 
     def open_settings(self) -> None:
         """Fetch the settings, then show the dialog (non-modal)."""
@@ -468,7 +401,7 @@ class MainWindow(QMainWindow):
             self.run_tree.set_thread_title(thread.title if thread is not None else "")
             self.coord.show_thread(thread_id)
         if thread_id is not None and self.state.inbox.count(thread_id):
-            self._open_newest()
+            self.questions.open_newest()
 
     def _on_run_state_changed(self, thread_id: str) -> None:
         if thread_id == self.state.selected_thread_id:
@@ -497,21 +430,10 @@ class MainWindow(QMainWindow):
         self.empty_state.setVisible(empty)
         self.transcript.setVisible(not empty)
 
-    def _on_interrupt_added(self, thread_id: str, _interrupt: InterruptInfo) -> None:
-        if thread_id == self.state.selected_thread_id:
-            self._open_newest_timer.start()
-
-    def _on_interrupt_removed(self, _thread_id: str, interrupt_id: str) -> None:
-        dialog = self.dialogs.pop(interrupt_id, None)
-        if dialog is not None:
-            dialog.close()
-            dialog.deleteLater()
-
     def _on_error_reported(self, message: str) -> None:
         self.statusBar().showMessage(message, 15_000)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         save_layout(self.preferences, self, self.splitter)
-        for dialog in list(self.dialogs.values()):
-            dialog.close()
+        self.questions.close_all()
         super().closeEvent(event)

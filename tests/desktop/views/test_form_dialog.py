@@ -17,7 +17,7 @@ from desktop.views.form_dialog import (
     NumberField,
     TextField,
 )
-from desktop.views.main_window import build_interrupt_dialog
+from desktop.views.interrupt_dialogs import build_interrupt_dialog
 from desktop.views.sampling_dialog import SamplingDialog
 from sidecar.protocol.models import (
     FormInterrupt,
