@@ -4,8 +4,9 @@ while it works is queued as, turns its compaction on or off (or compacts now) an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from PySide6.QtCore import QItemSelection, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
@@ -38,7 +39,12 @@ QUEUE_MODE_CHOICES: dict[QueueMode, tuple[str, str]] = {
     "followup": ("Follow-up", "When the turn ends, each becomes its own turn, in order"),
     "interrupt": ("Interrupt", "The turn stops at once and the message starts a new one"),
 }
-COMPACTION_CHOICES: dict[CompactionMode, str] = {"auto": "Automatic", "off": "Off"}
+COMPACTION_CHOICES: dict[CompactionMode, tuple[str, str]] = {
+    "auto": ("Automatic", "Older messages are summarized when the context outgrows its budget"),
+    "off": ("Off", "Nothing is summarized; the oldest messages that do not fit are left out"),
+}
+K = TypeVar("K", bound=str)
+
 EXPORT_CHOICES: dict[ExportFormat, str] = {
     "markdown": "Export as Markdown…",
     "json": "Export as JSON…",
@@ -322,38 +328,22 @@ class ThreadListWidget(QWidget):
     ) -> None:
         modes = menu.addMenu("Queue mode while it works")
         modes.setToolTipsVisible(True)
-        group = QActionGroup(modes)
-        for mode, (label, tip) in QUEUE_MODE_CHOICES.items():
-            action = modes.addAction(label)
-            action.setCheckable(True)
-            action.setToolTip(tip)
-            group.addAction(action)
-            options.queue_modes[mode] = action
-
-        def on_chosen(action: QAction) -> None:
-            for mode, candidate in options.queue_modes.items():
-                if candidate is action:
-                    queue.set_default_mode(options.thread_id, mode)
-
-        group.triggered.connect(on_chosen)
+        options.queue_modes = _exclusive_choices(
+            modes,
+            QUEUE_MODE_CHOICES,
+            lambda mode: queue.set_default_mode(options.thread_id, mode),
+        )
 
     def _add_compaction(
         self, menu: QMenu, options: ThreadMenuOptions, memory: ThreadCompaction
     ) -> None:
         compaction = menu.addMenu("Compaction")
-        group = QActionGroup(compaction)
-        for mode, label in COMPACTION_CHOICES.items():
-            action = compaction.addAction(label)
-            action.setCheckable(True)
-            group.addAction(action)
-            options.compaction[mode] = action
-
-        def on_chosen(action: QAction) -> None:
-            for mode, candidate in options.compaction.items():
-                if candidate is action:
-                    memory.set_compaction(options.thread_id, mode)
-
-        group.triggered.connect(on_chosen)
+        compaction.setToolTipsVisible(True)
+        options.compaction = _exclusive_choices(
+            compaction,
+            COMPACTION_CHOICES,
+            lambda mode: memory.set_compaction(options.thread_id, mode),
+        )
         compaction.addSeparator()
         now = compaction.addAction("Compact now")
         now.triggered.connect(lambda: memory.compact_now(options.thread_id))
@@ -403,3 +393,20 @@ class ThreadListWidget(QWidget):
         if self.channel_dialog is dialog:
             self.channel_dialog = None
         dialog.deleteLater()
+
+
+def _exclusive_choices(
+    menu: QMenu, choices: dict[K, tuple[str, str]], chosen: Callable[[K], object]
+) -> dict[K, QAction]:
+    """Checkable actions in `menu`, one per choice (label, tip), at most one checked; a
+    click calls `chosen` with its key."""
+    group = QActionGroup(menu)
+    actions: dict[K, QAction] = {}
+    for key, (label, tip) in choices.items():
+        action = menu.addAction(label)
+        action.setCheckable(True)
+        action.setToolTip(tip)
+        group.addAction(action)
+        action.triggered.connect(lambda _checked=False, k=key: chosen(k))
+        actions[key] = action
+    return actions
