@@ -83,19 +83,34 @@ def test_an_edited_plan_is_approved_and_its_tasks_run_to_success(qtbot: QtBot, d
     assert desktop.window.dialogs == {}
 
 
+def _dialog_for(qtbot: QtBot, desktop: DesktopApp, interrupt_id: str) -> object:
+    """The open dialog of a pending interrupt, opened from the inbox if it is not open."""
+    window = desktop.window
+    if interrupt_id in window.dialogs:
+        return window.dialogs[interrupt_id]
+    inbox = window.inbox_panel
+    inbox.list.setCurrentRow(inbox.interrupt_ids().index(interrupt_id))
+    with qtbot.waitSignal(window.interrupt_dialog_opened, timeout=TIMEOUT_MS) as opened:
+        qtbot.mouseClick(inbox.open_button, LEFT)
+    return (opened.args or [None])[0]
+
+
 def test_two_subagent_interrupts_are_answered_newest_first(qtbot: QtBot, desktop: DesktopApp):
-    newest = open_dialog(qtbot, desktop, "two")
-    assert isinstance(newest, ApprovalDialog) and newest.interrupt.task_id == "b"
+    """Two subagents ask at once; the newer question is answered first, then the older.
+
+    Which dialog opens by itself depends on whether both arrive in one batch (then the newest)
+    or apart (then the first, the other waiting in the inbox): the test answers by the inbox.
+    """
+    open_dialog(qtbot, desktop, "two")
     inbox = desktop.window.inbox_panel
     qtbot.waitUntil(lambda: len(inbox.interrupt_ids()) == 2, timeout=TIMEOUT_MS)
-    older_id = inbox.interrupt_ids()[1]
+    newest_id, older_id = inbox.interrupt_ids()
+    newest = _dialog_for(qtbot, desktop, newest_id)
+    assert isinstance(newest, ApprovalDialog) and newest.interrupt.task_id == "b"
     qtbot.mouseClick(newest.allow_once_button, LEFT)
     qtbot.waitUntil(lambda: inbox.interrupt_ids() == [older_id], timeout=TIMEOUT_MS)
     qtbot.waitUntil(lambda: desktop.state.run_state().status == "interrupted", timeout=TIMEOUT_MS)
-    inbox.list.setCurrentRow(0)
-    with qtbot.waitSignal(desktop.window.interrupt_dialog_opened, timeout=TIMEOUT_MS) as opened:
-        qtbot.mouseClick(inbox.open_button, LEFT)
-    older = (opened.args or [None])[0]
+    older = _dialog_for(qtbot, desktop, older_id)
     assert isinstance(older, QuestionDialog) and older.interrupt.id == older_id
     older.choice_buttons[0].setChecked(True)
     qtbot.mouseClick(older.answer_button, LEFT)

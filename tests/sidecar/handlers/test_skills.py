@@ -192,3 +192,14 @@ async def test_reading_a_folder_that_is_no_listed_skill_is_refused(
         with pytest.raises(RpcError) as refused:
             await call(svc, "skills/read", SkillReadParams(path=str(path)), SkillReadResult)
         assert refused.value.code == SkillErrorCode.NO_SUCH_SKILL
+
+
+def test_the_wire_names_every_problem_kind_the_catalog_reports() -> None:
+    """The protocol cannot import the MCP server (the desktop reads it), so the kinds are
+    written twice; this keeps the copies equal."""
+    from typing import get_args
+
+    from mcp_servers.skills.catalog import ProblemKind
+    from sidecar.protocol.skills import SkillProblemKind
+
+    assert get_args(SkillProblemKind) == get_args(ProblemKind)
