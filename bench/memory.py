@@ -21,11 +21,11 @@ from pathlib import Path
 
 from bench._report import Figure, Line, Target, ms, say, show
 from mcp_servers.memory import Scope
-from sidecar.graph.memory.assemble import assemble
-from sidecar.graph.memory.budget import budget_for
-from sidecar.graph.memory.identity import read_identity
-from sidecar.graph.memory.parts import build_memory_deps
-from sidecar.graph.memory.tokens import load_counter
+from sidecar.context.assemble import assemble
+from sidecar.context.budget import budget_for
+from sidecar.context.identity import read_identity
+from sidecar.context.parts import build_memory_deps
+from sidecar.context.tokens import load_counter
 from sidecar.store import Store, open_database
 
 NAME = "memory"

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from bench._report import Figure, Line, Target, ms, p90, say, show
-from sidecar.coord.review.apply import apply_changes
-from sidecar.coord.review.changeset import compute_changeset
-from sidecar.coord.review.isolation import create_isolation, remove_isolation
-from sidecar.coord.review.limits import Deadline
+from sidecar.plans.review.apply import apply_changes
+from sidecar.plans.review.changeset import compute_changeset
+from sidecar.plans.review.isolation import create_isolation, remove_isolation
+from sidecar.plans.review.limits import Deadline
 
 NAME = "review_gate"
 FILES = 5_000

@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
-from mcp_servers.schedule.timing import local_zone_name
+from mcp_servers.schedule import local_zone_name
 from sidecar import heap
 from sidecar import settings as settings_mod
 from sidecar.builtin_servers import (
@@ -25,9 +25,7 @@ from sidecar.builtin_servers import (
     skills_spec,
     workspace_spec,
 )
-from sidecar.coord.coordinator import Coordinator, Timings
-from sidecar.coord.profiles import ProfilesFile
-from sidecar.graph.memory.lazy import LazyMemory
+from sidecar.context.lazy import LazyMemory
 from sidecar.handlers.servers import status_notification
 from sidecar.handlers.services import Services
 from sidecar.handlers.table import load_all
@@ -40,6 +38,8 @@ from sidecar.llm.embeddings import MODEL_ENV as EMBEDDING_MODEL_ENV
 from sidecar.llm.embeddings import Embedder, embedding_config
 from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
+from sidecar.plans.coordinator import Coordinator, Timings
+from sidecar.plans.profiles import ProfilesFile
 from sidecar.protocol import RunEventParams
 from sidecar.protocol.process import EXIT_REFUSED, REFUSED_PREFIX
 from sidecar.protocol.queue import NotifyParams, QueuedMessageInfo, QueueUpdateParams

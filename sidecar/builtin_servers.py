@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_servers.schedule import ScheduleBook
-from sidecar.graph.memory.lazy import LazyMemory
+from sidecar.context.lazy import LazyMemory
 from sidecar.host.host import ServerSpec
 from sidecar.llm.types import LMConfig
 
@@ -58,8 +58,7 @@ def skills_spec(workspace: Path, data: Path) -> ServerSpec:
     account's `<data dir>/skills`; their scripts run in the sandbox runner under the data dir."""
 
     def target() -> Any:
-        from mcp_servers.skills import build_server
-        from mcp_servers.skills.catalog import default_roots
+        from mcp_servers.skills import build_server, default_roots
 
         roots = default_roots(workspace, data / "skills")
         return build_server(roots, sandbox_dir=data / "sandbox" / "skills")

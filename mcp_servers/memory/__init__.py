@@ -1,9 +1,13 @@
-"""The memory MCP server: four tiers of memories with provenance and full-text search."""
+"""The memory MCP server: four tiers of memories with provenance and full-text search.
+
+This module is the face the sidecar may import (its context assembly and memory methods use
+the store directly, as the one writer); the submodules are private.
+"""
 
 from .errors import MemoryErrorCode, MemoryRefusal
-from .query import fts_query
+from .query import fts_query, selective_terms, terms_of
 from .server import SCOPE_ARGUMENTS, WRITE_TOOLS, build_server, public_schema
-from .store import TIERS, Memory, MemoryStore, Scope, Tier
+from .store import TIERS, Memory, MemoryStore, Scope, Tier, check_text, check_tier
 
 __all__ = [
     "SCOPE_ARGUMENTS",
@@ -16,6 +20,10 @@ __all__ = [
     "Scope",
     "Tier",
     "build_server",
+    "check_text",
+    "check_tier",
     "fts_query",
     "public_schema",
+    "selective_terms",
+    "terms_of",
 ]

@@ -1,7 +1,8 @@
 """The schedule MCP server: one-shot, interval and cron schedules that run a prompt.
 
 The book and timing import no MCP code, so the sidecar's scheduler pays nothing for the SDK
-until the server itself is built.
+until the server itself is built. This module is the face the sidecar may import (its scheduler
+reads the book and computes fire times); the submodules are private.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .book import SCHEDULE_SCHEMA, Fire, Schedule, ScheduleBook
 from .errors import ErrorCode, ScheduleRefusal
+from .timing import fires_between, local_iso, local_zone_name, next_after, zone
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -30,4 +32,9 @@ __all__ = [
     "ScheduleBook",
     "ScheduleRefusal",
     "build_server",
+    "fires_between",
+    "local_iso",
+    "local_zone_name",
+    "next_after",
+    "zone",
 ]

@@ -12,14 +12,14 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from sidecar.graph.deps import GraphDeps
-from sidecar.graph.emit import traced
 from sidecar.graph.nodes.ask import make_interrupt
 from sidecar.graph.nodes.context import make_context
 from sidecar.graph.nodes.dispatch import make_dispatch, make_fan_out, make_subagent
 from sidecar.graph.nodes.persist import make_persist
 from sidecar.graph.nodes.planner import make_planner
 from sidecar.graph.nodes.tool import make_tool
-from sidecar.graph.state import Route, TurnState
+from sidecar.turn.emit import traced
+from sidecar.turn.state import Route, TurnState
 
 NODES = ("context", "planner", "tool", "dispatch", "subagent", "interrupt", "persist")
 

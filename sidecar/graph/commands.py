@@ -13,9 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sidecar.coord.routines import RoutineError
-from sidecar.coord.routines import parse_args as parse_routine_args
-from sidecar.coord.skill_draft import TARGETS, DraftError, Target, check_name
+from sidecar.plans.routines import RoutineError
+from sidecar.plans.routines import parse_args as parse_routine_args
+from sidecar.plans.skill_draft import TARGETS, DraftError, Target, check_name
 
 
 class CommandError(ValueError):

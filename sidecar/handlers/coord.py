@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sidecar.coord.profiles import Profile, ProfileError, ProfilesFile
-from sidecar.graph.subagents.plans import plan_dict
 from sidecar.handlers.errors import typed_errors
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
+from sidecar.plans.profiles import Profile, ProfileError, ProfilesFile
+from sidecar.plans.shapes import plan_dict
 from sidecar.protocol import (
     AutonomousParams,
     CoordEmpty,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import ValidationError
 
 from sidecar import settings as settings_mod
-from sidecar.graph.memory.identity import IDENTITY_FILES, read_head
+from sidecar.context.identity import IDENTITY_FILES, read_head
 from sidecar.handlers.errors import typed_errors
 from sidecar.handlers.queue import queue_errors
 from sidecar.handlers.registry import registry
@@ -56,7 +56,7 @@ from sidecar.protocol.memory import (
 
 if TYPE_CHECKING:
     from mcp_servers.memory import Memory, Scope
-    from sidecar.graph.memory.parts import MemoryDeps
+    from sidecar.context.parts import MemoryDeps
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ async def _scope(svc: Services, thread_id: str) -> tuple[MemoryDeps, Scope]:
     with typed_errors():
         svc.store.get_thread(thread_id)
     mem = await _memory(svc)
-    from sidecar.graph.memory.staging import scope_for
+    from sidecar.context.staging import scope_for
 
     channel = mem.contexts.settings(thread_id).channel
     return mem, scope_for(thread_id, channel, _workspace(svc))
@@ -349,7 +349,7 @@ async def usage(svc: Services, params: ThreadUsageParams) -> ThreadUsageResult:
 async def export(svc: Services, params: ThreadExportParams) -> ThreadExportResult:
     mem, _ = await _scope(svc, params.thread_id)
     thread = svc.store.get_thread(params.thread_id)
-    from sidecar.graph.memory.export import thread_json, thread_markdown
+    from sidecar.context.export import thread_json, thread_markdown
 
     render = thread_markdown if params.format == "markdown" else thread_json
     content = render(svc.store, mem.contexts, thread)

@@ -9,7 +9,9 @@ import os
 from pathlib import Path
 
 from sidecar import settings as settings_mod
-from sidecar.coord.routines import (
+from sidecar.handlers.registry import registry
+from sidecar.handlers.services import Services
+from sidecar.plans.routines import (
     Routine,
     RoutineError,
     from_plan,
@@ -17,9 +19,7 @@ from sidecar.coord.routines import (
     routine_path,
     save,
 )
-from sidecar.graph.subagents.plans import task_spec
-from sidecar.handlers.registry import registry
-from sidecar.handlers.services import Services
+from sidecar.plans.shapes import task_spec
 from sidecar.protocol import RpcError
 from sidecar.protocol.routines import (
     RoutineEmpty,

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 
 from pydantic import ValidationError
 
+from mcp_servers.schedule import ErrorCode as RefusalCode
 from mcp_servers.schedule import Fire, ScheduleRefusal
-from mcp_servers.schedule.errors import ErrorCode as RefusalCode
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.protocol import ErrorCode, RpcError

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sidecar.coord.coordinator import Coordinator
-from sidecar.coord.profiles import ProfilesFile
 from sidecar.host.features.client import HostFeatures
 from sidecar.host.host import ToolHost
+from sidecar.plans.coordinator import Coordinator
+from sidecar.plans.profiles import ProfilesFile
 from sidecar.runtime.automation import Automation
 from sidecar.runtime.automation_settings import AutomationSettings
 from sidecar.runtime.queueing import QueueDesk
@@ -20,7 +20,7 @@ from sidecar.settings import SettingsFile
 from sidecar.store import Store
 
 if TYPE_CHECKING:
-    from sidecar.graph.memory.parts import MemoryDeps
+    from sidecar.context.parts import MemoryDeps
 
 
 @dataclass(slots=True)

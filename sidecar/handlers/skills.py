@@ -30,7 +30,7 @@ from sidecar.protocol.skills import (
 )
 
 if TYPE_CHECKING:
-    from mcp_servers.skills.catalog import Skill, SkillRoot
+    from mcp_servers.skills import Skill, SkillRoot
 
 SCAN_DEADLINE_S = 20.0
 UNREADABLE_BODY = frozenset(
@@ -42,7 +42,7 @@ T = TypeVar("T")
 
 
 def _roots(svc: Services) -> list[SkillRoot]:
-    from mcp_servers.skills.catalog import default_roots
+    from mcp_servers.skills import default_roots
 
     workspace = settings_mod.resolve_workspace(svc.settings.load(), os.environ, svc.data_dir)
     return default_roots(workspace, svc.data_dir / "skills")
@@ -66,7 +66,7 @@ async def skills_list(svc: Services, params: SkillsEmpty) -> SkillListResult:
 
 
 def _list(roots: Sequence[SkillRoot]) -> SkillListResult:
-    from mcp_servers.skills.catalog import scan
+    from mcp_servers.skills import scan
 
     folders = {root.source: str(root.path) for root in roots}
     winners: dict[str, Skill] = {}
@@ -116,7 +116,7 @@ def _read(roots: Sequence[SkillRoot], folder: Path) -> SkillReadResult:
         SKILL_UNREADABLE, it has no body to show."""
     import yaml
 
-    from mcp_servers.skills.catalog import body, read_skill, skill_folders
+    from mcp_servers.skills import body, read_skill, skill_folders
 
     root = next((r for r in roots if folder in skill_folders(r.path)), None)
     if root is None:

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcp_servers.schedule import Fire, Schedule, ScheduleBook
-from mcp_servers.schedule.timing import local_iso, zone
+from mcp_servers.schedule import Fire, Schedule, ScheduleBook, local_iso, zone
 from sidecar.protocol.queue import NotifyParams
 from sidecar.runtime.automation_settings import AutomationSettings
 from sidecar.runtime.clock import Clock

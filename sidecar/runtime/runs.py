@@ -10,10 +10,10 @@ from contextlib import suppress
 from typing import Any
 
 from sidecar.binding.calls import bind_run
-from sidecar.coord.dag import PlanError
-from sidecar.coord.profiles import DEFAULT_PROFILES, Profile
 from sidecar.graph.commands import is_command
-from sidecar.graph.subagents.plans import validate_edit
+from sidecar.plans.dag import PlanError
+from sidecar.plans.profiles import DEFAULT_PROFILES, Profile
+from sidecar.plans.shapes import validate_edit
 from sidecar.protocol import RunCancelled
 from sidecar.runtime.drive import drive
 from sidecar.runtime.emitter import EventSink, RunEmitter

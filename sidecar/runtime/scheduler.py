@@ -20,8 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
-from mcp_servers.schedule import Fire, Schedule, ScheduleBook
-from mcp_servers.schedule.timing import fires_between, next_after
+from mcp_servers.schedule import Fire, Schedule, ScheduleBook, fires_between, next_after
 from sidecar.runtime.clock import Clock
 
 log = logging.getLogger(__name__)

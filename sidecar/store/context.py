@@ -2,7 +2,7 @@
 message range it covers), the thread's compaction setting and channel, each turn's tokens and
 cost, and each thread's message count (kept by triggers, so a turn never counts 100,000 rows;
 filled once from the messages when the counter first appears). The memories themselves live
-in LangGraph's store (`sidecar.graph.memory.parts`)."""
+in LangGraph's store (`sidecar.context.parts`)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.coord.profiles import DEFAULT_PROFILES
+from sidecar.plans.profiles import DEFAULT_PROFILES
 from sidecar.protocol import InterruptInfo
 from tests.e2e.harness import Sidecar
 

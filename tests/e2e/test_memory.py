@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.graph.memory.render import mark_data
+from sidecar.context.render import mark_data
 from tests.e2e.harness import Sidecar, event_types
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import RecordedRequest, Reply, ScriptedModelServer

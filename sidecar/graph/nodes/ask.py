@@ -9,8 +9,8 @@ from langgraph.types import interrupt
 
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.nodes.tool import record_call, record_result
-from sidecar.graph.state import TurnState
 from sidecar.host.types import ToolOutcome
+from sidecar.turn.state import TurnState
 
 
 def make_interrupt(deps: GraphDeps):

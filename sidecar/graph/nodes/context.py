@@ -19,22 +19,22 @@ from pathlib import Path
 from typing import Any
 
 from mcp_servers.memory import Memory, Scope
+from sidecar.context.assemble import Assembly, assemble
+from sidecar.context.budget import Budget, budget_for
+from sidecar.context.compaction import CompactionOutcome, run_compaction
+from sidecar.context.identity import Identity, read_identity
+from sidecar.context.parts import MemoryDeps, build_memory_deps
+from sidecar.context.skills import offer_skills
+from sidecar.context.staging import scope_for
+from sidecar.context.tokens import TokenCounter, load_counter
+from sidecar.context.vectors import similar_memories
 from sidecar.graph.commands import is_compact
 from sidecar.graph.deps import GraphDeps
-from sidecar.graph.emit import emit
-from sidecar.graph.memory.assemble import Assembly, assemble
-from sidecar.graph.memory.budget import Budget, budget_for
-from sidecar.graph.memory.compaction import CompactionOutcome, run_compaction
-from sidecar.graph.memory.identity import Identity, read_identity
-from sidecar.graph.memory.parts import MemoryDeps, build_memory_deps
-from sidecar.graph.memory.staging import scope_for
-from sidecar.graph.memory.tokens import TokenCounter, load_counter
-from sidecar.graph.memory.vectors import similar_memories
 from sidecar.graph.nodes.tool import agent_profile
-from sidecar.graph.skills import offer_skills
-from sidecar.graph.state import RESET, TurnState
 from sidecar.llm.types import Planner
 from sidecar.store.records import question_id
+from sidecar.turn.emit import emit
+from sidecar.turn.state import RESET, TurnState
 
 log = logging.getLogger(__name__)
 IDENTITY_DEADLINE_S = 5.0
@@ -208,7 +208,7 @@ async def _compact(
     counter: TokenCounter,
     state: TurnState,
 ) -> CompactionOutcome:
-    from sidecar.graph.memory.assemble import CompactionPlan
+    from sidecar.context.assemble import CompactionPlan
 
     plan = assembly.compaction
     if plan is None:  # compact now: everything before the recent messages

@@ -21,25 +21,25 @@ from typing import Any, cast
 
 from langgraph.types import Send, interrupt
 
-from sidecar.coord.dag import (
+from sidecar.graph.deps import GraphDeps
+from sidecar.graph.nodes.tool import record_call, record_result
+from sidecar.host.types import ToolOutcome
+from sidecar.plans.dag import (
     MAX_DELEGATED,
     MAX_TASKS,
     PlanError,
     validate_plan,
 )
-from sidecar.coord.routines import approve_instance, approved_instance
-from sidecar.graph.deps import GraphDeps
-from sidecar.graph.emit import emit
-from sidecar.graph.nodes.tool import record_call, record_result
-from sidecar.graph.state import SubagentInput, TurnState
-from sidecar.graph.subagents.budget import parse_budget, record_budget
-from sidecar.graph.subagents.delegation import mint_for_plan
-from sidecar.graph.subagents.plans import completed_specs, task_spec, validate_edit
-from sidecar.graph.subagents.records import emit_plan
-from sidecar.graph.subagents.runner import run_task
-from sidecar.graph.subagents.tools import plan_request
-from sidecar.host.types import ToolOutcome
+from sidecar.plans.delegation import mint_for_plan
+from sidecar.plans.plan_budget import parse_budget, record_budget
+from sidecar.plans.planner_tools import plan_request
+from sidecar.plans.records import emit_plan
+from sidecar.plans.routines import approve_instance, approved_instance
+from sidecar.plans.runner import run_task
+from sidecar.plans.shapes import completed_specs, task_spec, validate_edit
 from sidecar.store import PlanRecord, Store, TaskRecord
+from sidecar.turn.emit import emit
+from sidecar.turn.state import SubagentInput, TurnState
 
 
 def make_dispatch(deps: GraphDeps):

@@ -1,18 +1,18 @@
 """The planner's memory calls: reads get this turn's scope, writes are staged until persist.
 
-See `sidecar.graph.memory.staging` for why writes wait for the end of the turn.
+See `sidecar.context.staging` for why writes wait for the end of the turn.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from sidecar.context.staging import PREFIX, route_memory_calls, scope_for
 from sidecar.graph.deps import GraphDeps
-from sidecar.graph.memory.staging import PREFIX, route_memory_calls, scope_for
 from sidecar.graph.nodes.context import memory_of
 from sidecar.graph.nodes.tool import record_call, record_result
-from sidecar.graph.state import TurnState
 from sidecar.store.records import question_id
+from sidecar.turn.state import TurnState
 
 
 def source_message(deps: GraphDeps, state: TurnState) -> str | None:

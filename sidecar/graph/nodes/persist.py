@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from sidecar.context.flush import apply_staged
 from sidecar.graph.deps import GraphDeps
-from sidecar.graph.emit import emit, emit_message
-from sidecar.graph.memory.flush import apply_staged
 from sidecar.graph.nodes.context import emit_memory, memory_of
-from sidecar.graph.state import RESET, TurnState
 from sidecar.store.records import answer_id
+from sidecar.turn.emit import emit, emit_message
+from sidecar.turn.state import RESET, TurnState
 
 
 def make_persist(deps: GraphDeps):

@@ -9,11 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, cast
 
-from sidecar.coord.dag import PlanError
-from sidecar.coord.profiles import AGENTS_SERVER
-from sidecar.coord.routines import RoutineError, instantiate
-from sidecar.coord.routines import load as load_routine
-from sidecar.coord.skill_draft import DraftError, Job
+from sidecar.context.staging import model_spec
 from sidecar.graph.commands import (
     CallCommand,
     CommandError,
@@ -26,13 +22,11 @@ from sidecar.graph.commands import (
     parse_command,
 )
 from sidecar.graph.deps import GraphDeps
-from sidecar.graph.emit import emit
-from sidecar.graph.memory.staging import model_spec
 from sidecar.graph.nodes.memory_calls import stage_memory_calls
 from sidecar.graph.nodes.tool import agent_profile
-from sidecar.graph.state import TurnState
-from sidecar.graph.subagents.composer import material_for, skill_task
-from sidecar.graph.subagents.tools import (
+from sidecar.llm.types import ChatTurn, Planner, PlannerDecision, ToolCallRequest, ToolSpec
+from sidecar.plans.dag import PlanError
+from sidecar.plans.planner_tools import (
     DELEGATE,
     DISPATCH_TOOLS,
     PLAN,
@@ -40,8 +34,14 @@ from sidecar.graph.subagents.tools import (
     dispatch_specs,
     plan_arguments,
 )
-from sidecar.graph.thread_budget import check_turn
-from sidecar.llm.types import ChatTurn, Planner, PlannerDecision, ToolCallRequest, ToolSpec
+from sidecar.plans.profiles import AGENTS_SERVER
+from sidecar.plans.routines import RoutineError, instantiate
+from sidecar.plans.routines import load as load_routine
+from sidecar.plans.skill_composer import material_for, skill_task
+from sidecar.plans.skill_draft import DraftError, Job
+from sidecar.plans.thread_budget import check_turn
+from sidecar.turn.emit import emit
+from sidecar.turn.state import TurnState
 
 ASK_AUTHOR = "atrium__ask_author"
 ASK_AUTHOR_SPEC = ToolSpec(

@@ -15,16 +15,16 @@ from typing import Any, cast
 from langgraph.types import interrupt
 
 from sidecar.binding.calls import in_flight
-from sidecar.coord.profiles import Profile
 from sidecar.graph.deps import GraphDeps
-from sidecar.graph.emit import emit, emit_message
-from sidecar.graph.state import TurnState
 from sidecar.host import drift, permissions
 from sidecar.host.host import ServerUnavailableError, ToolHost
 from sidecar.host.types import HostTool, ToolOutcome, UnknownToolError, split_name
+from sidecar.plans.profiles import Profile
 from sidecar.store import Store
 from sidecar.store.records import JournalRecord, StoredToolCall
 from sidecar.store.uncertain import AGAIN, CallUncertainError, journal_key
+from sidecar.turn.emit import emit, emit_message
+from sidecar.turn.state import TurnState
 
 
 def agent_profile(deps: GraphDeps, state: TurnState) -> Profile | None:

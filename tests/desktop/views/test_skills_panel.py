@@ -17,7 +17,7 @@ from desktop.views.main_window import MainWindow
 from desktop.views.routine_dialogs import SaveRoutineDialog
 from desktop.views.run_tree import SAVE_AS_ROUTINE
 from desktop.views.skills_panel import PROBLEM, WHERE, SkillsPanelWidget, add_skills_panel
-from sidecar.coord.routines import parse_args
+from sidecar.plans.routines import parse_args
 from sidecar.protocol import (
     ErrorObject,
     PlanGetResult,

@@ -6,7 +6,7 @@ from typing import Any, cast
 
 from sidecar.graph.builder import NODES, build_graph
 from sidecar.graph.deps import GraphDeps
-from sidecar.graph.state import RESET, append_or_reset
+from sidecar.turn.state import RESET, append_or_reset
 
 
 def _edges() -> set[tuple[str, str]]:

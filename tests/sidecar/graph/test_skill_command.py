@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.coord.dag import parse_tasks, validate_plan
-from sidecar.coord.profiles import DEFAULT_PROFILES
-from sidecar.coord.skill_draft import COMPOSER_PROFILE, MAX_MATERIAL_CHARS, Job, parse_job
 from sidecar.graph.commands import CommandError, SkillCommand, parse_command
-from sidecar.graph.subagents.composer import (
+from sidecar.plans.dag import parse_tasks, validate_plan
+from sidecar.plans.profiles import DEFAULT_PROFILES
+from sidecar.plans.skill_composer import (
     KEPT_DRAFT,
     conversation_material,
     keep_draft,
@@ -19,6 +18,7 @@ from sidecar.graph.subagents.composer import (
     plan_material,
     skill_task,
 )
+from sidecar.plans.skill_draft import COMPOSER_PROFILE, MAX_MATERIAL_CHARS, Job, parse_job
 from sidecar.store import MessageRecord, PlanRecord, TaskRecord
 from sidecar.store.records import StoredToolCall
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from sidecar.graph.memory.parts import MemoryDeps, build_memory_deps
+from sidecar.context.parts import MemoryDeps, build_memory_deps
 from sidecar.handlers.services import Services
 from sidecar.protocol import ErrorCode, MessageEvent, RpcError, ToolResult, WireModel
 from sidecar.protocol.memory import (

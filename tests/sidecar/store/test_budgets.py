@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.coord.dag import TaskSpec
+from sidecar.plans.dag import TaskSpec
 from sidecar.store import Store, open_database
 from sidecar.store.budgets import mark_warned, plan_budget, set_plan_budget
 

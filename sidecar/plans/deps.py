@@ -1,0 +1,54 @@
+"""What plans need from the world to run their tasks, handed down by the graph (no globals)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sidecar.host.host import ToolHost
+from sidecar.llm.types import Planner
+from sidecar.plans.coordinator import Coordinator
+from sidecar.plans.profiles import DEFAULT_PROFILES, Profile
+from sidecar.store import Store
+
+
+class CompiledRef:
+    """The compiled graph and its saver, set once compiled: subagents run the same graph on
+    their own sub-threads."""
+
+    def __init__(self) -> None:
+        self._value: tuple[Any, Any] | None = None
+
+    def set(self, graph: Any, saver: Any) -> None:
+        self._value = (graph, saver)
+
+    def get(self) -> tuple[Any, Any]:
+        if self._value is None:
+            raise RuntimeError("the graph is not compiled yet")
+        return self._value
+
+
+def _default_profiles() -> dict[str, Profile]:
+    return {p.id: p for p in DEFAULT_PROFILES}
+
+
+@dataclass(frozen=True, slots=True)
+class PlanDeps:
+    """The store, the host, the models and the coordinator a plan's tasks run with. The graph's
+    `PlanDeps` extends it with what only the main graph's nodes need (context, steering)."""
+
+    store: Store
+    host: ToolHost
+    planner: Callable[[], Planner | None]
+    how_to_configure: Callable[[], str]
+    profiles: Callable[[], dict[str, Profile]] = _default_profiles
+    coordinator: Coordinator = field(default_factory=Coordinator)
+    compiled: CompiledRef = field(default_factory=CompiledRef)
+    workspace: Callable[[], Path] = Path.cwd
+    data_dir: Path = field(default_factory=Path.cwd)
+    planner_for: Callable[[str], Planner | None] | None = None
+    # A slot of a runtime lane by name (`subagent` for the tasks a turn hands off).
+    lane: Callable[[str], AbstractAsyncContextManager[None]] | None = None

@@ -1,0 +1,86 @@
+"""When a task runs out of attempts (or budget), or stalls for good: the author decides
+(retry, reassign to another profile, skip, abort the plan), unless the thread is autonomous."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sidecar.binding.calls import LiveInterruptDropped, current_run
+from sidecar.plans.attempt import AttemptResult
+from sidecar.plans.deps import PlanDeps
+from sidecar.plans.finish import finish_task
+from sidecar.plans.profiles import Profile
+from sidecar.plans.records import change_task
+from sidecar.store import TaskRecord
+from sidecar.turn.state import SubagentInput
+
+
+async def out_of_attempts(
+    deps: PlanDeps,
+    inp: SubagentInput,
+    task: TaskRecord,
+    profile: Profile,
+    *,
+    stopped: str,
+    result: AttemptResult,
+) -> Profile | None:
+    """Attempts ran out (or the budget did): the author decides, unless the thread is
+    autonomous. Returns the profile to retry with, or None once the task has ended."""
+    error = result.error or "ended with work left after every continuation"
+    decision = await _escalate(deps, inp, task, reason=stopped, error=error)
+    if decision is None:
+        finish_task(deps, inp, task, "failed", error=error, result=result)
+        return None
+    action, new_profile = decision
+    if action == "skip":
+        finish_task(deps, inp, task, "skipped", error=f"skipped by the author after: {error}")
+        return None
+    if action == "abort":
+        deps.coordinator.abort_plan(task.plan_id)
+        finish_task(deps, inp, task, "cancelled", error="the author aborted the plan")
+        return None
+    if new_profile is not None:
+        change_task(deps.store, task.plan_id, task.id, profile=new_profile.id)
+        return new_profile
+    return profile
+
+
+async def ask_author(payload: dict[str, Any], task: TaskRecord) -> dict[str, Any]:
+    run = current_run()
+    if run is None:
+        raise LiveInterruptDropped("no run to ask")
+    body = {**payload, "task_id": task.id}
+    body["title"] = f"[{task.title}] {payload.get('title', '')}".strip()
+    return await run.ask(None, body, None)
+
+
+async def _escalate(
+    deps: PlanDeps,
+    inp: SubagentInput,
+    task: TaskRecord,
+    *,
+    reason: str,
+    error: str,
+) -> tuple[str, Profile | None] | None:
+    """Ask the author what to do with a task out of attempts; None when the thread is
+    autonomous (the task fails and the planner may replan)."""
+    if deps.store.is_autonomous(inp["thread_id"]):
+        return None
+    profiles = deps.profiles()
+    payload = {
+        "kind": "escalation",
+        "title": f"Task {task.id} needs you",
+        "body": f"{task.title}: {reason} after {task.attempt} attempt(s). {error}",
+        "plan_id": task.plan_id,
+        "reason": reason if reason in ("stalled", "budget") else "failed",
+        "attempts": task.attempt,
+        "error": error,
+        "profiles": sorted(profiles),
+    }
+    change_task(deps.store, task.plan_id, task.id, status="waiting", activity="waiting for you")
+    answer = await ask_author(payload, task)
+    action = str(answer.get("action"))
+    chosen = profiles.get(str(answer.get("profile"))) if action == "reassign" else None
+    if action == "reassign" and chosen is None:
+        return "retry", None
+    return action, chosen

@@ -1,0 +1,149 @@
+"""A strong-agent subagent (Claude Code, Codex, OpenClaw): one `agent_run` call on the agents
+MCP server. Its normalized events arrive as progress and are relayed under the task; a CLI
+permission request arrives as an elicitation, which the host turns into a live interrupt named
+after the task; cancelling the attempt cancels the call, which stops the CLI.
+
+A strong agent that writes works behind the review gate (`review_gate`, `delegation`): its
+dispatch asks the author first unless a grant covers it, its folder is an isolated copy of the
+workspace (never the workspace itself), and its changes reach the workspace only as the author
+accepts them. A profile with a `fresh` folder works in an empty folder of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+from pathlib import Path
+from typing import Any, cast
+
+from sidecar.binding.calls import in_flight
+from sidecar.host.host import ServerUnavailableError
+from sidecar.host.types import UnknownToolError
+from sidecar.plans import review_gate
+from sidecar.plans.attempt import AttemptContext, AttemptResult
+from sidecar.plans.delegation import ask_to_delegate
+from sidecar.plans.deps import PlanDeps
+from sidecar.plans.profiles import AGENTS_SERVER
+from sidecar.plans.review.limits import ReviewError
+
+PROVIDERS = {"claude_code": "claude", "codex": "codex", "openclaw": "openclaw"}
+_CONTINUE = "Continue the task where you left off, then report its result."
+
+
+async def strong_attempt(deps: PlanDeps, ctx: AttemptContext) -> AttemptResult:
+    if not review_gate.gated(ctx.profile):
+        return await _run_agent(deps, ctx, fresh_dir(deps, ctx))
+    await ask_to_delegate(deps, ctx)
+    reviewed = review_gate.reviewed_result(deps, ctx) if ctx.mode == "resume" else None
+    if reviewed is not None:  # the sidecar stopped after the review: its outcome stands
+        await review_gate.remove_leftover(deps, ctx)
+        return reviewed
+    try:
+        isolation = await review_gate.isolate(deps, ctx)
+    except ReviewError as exc:
+        return AttemptResult(status="failed", error=f"no isolated copy of the workspace: {exc}")
+    finished = review_gate.finished_result(deps, ctx) if ctx.mode == "resume" else None
+    if finished is not None:  # the sidecar stopped during the review: ask again, run nothing
+        return await review_gate.review(deps, ctx, isolation, finished)
+    try:
+        result = await _run_agent(deps, ctx, isolation.folder)
+    except asyncio.CancelledError:
+        await review_gate.discard_cancelled(deps, ctx, isolation)
+        raise
+    if review_gate.is_last(ctx, result):
+        review_gate.record_finished(deps, ctx, result)
+        return await review_gate.review(deps, ctx, isolation, result)
+    return result
+
+
+async def _run_agent(deps: PlanDeps, ctx: AttemptContext, folder: Path) -> AttemptResult:
+    """One `agent_run` call with `folder` as the agent's working directory."""
+    task, profile = ctx.task, ctx.profile
+    resume = ctx.mode in ("continue", "resume") and task.session_ref is not None
+    args: dict[str, Any] = {
+        "provider": PROVIDERS[profile.kind],
+        "instruction": _CONTINUE if resume else _instruction(deps, ctx),
+        "working_dir": str(folder),
+        "session": "resume" if resume else "new",
+        "timeout_s": profile.timeout,
+        "tool_policy": {"mode": "workspace_write"},
+    }
+    if resume:
+        args["native_session_id"] = task.session_ref
+    if profile.model:
+        args["model"] = profile.model
+
+    # Progress arrives on the server session's task: report it in this node's context, where
+    # the run's stream writer lives.
+    node_context = contextvars.copy_context()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        del progress, total
+        node_context.run(ctx.report, _progress_report(message))
+
+    call_id = f"{task.plan_id}.{task.id}.{task.attempt}.{ctx.mode}"
+    try:
+        with in_flight(AGENTS_SERVER, call_id):
+            outcome = await deps.host.call(f"{AGENTS_SERVER}__agent_run", args, on_progress)
+    except (UnknownToolError, ServerUnavailableError) as exc:
+        return AttemptResult(status="failed", error=f"the agents server is not available: {exc}")
+    return _result(outcome.structured, outcome.text, is_error=outcome.is_error)
+
+
+def _instruction(deps: PlanDeps, ctx: AttemptContext) -> str:
+    from sidecar.plans.records import task_prompt
+
+    prompt = task_prompt(deps.store, ctx.task)
+    if ctx.mode == "retry" and ctx.previous_error:
+        return f"{prompt}\n\nA previous attempt failed: {ctx.previous_error}"
+    return prompt
+
+
+def fresh_dir(deps: PlanDeps, ctx: AttemptContext) -> Path:
+    """An empty folder of the task's own (a `fresh` profile): nothing in it reaches the
+    workspace, so it needs no review."""
+    target = deps.data_dir / "runs" / ctx.task.plan_id / ctx.task.id / "fresh"
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def _progress_report(message: str | None) -> dict[str, Any]:
+    event: dict[str, Any] = {}
+    if message:
+        try:
+            parsed: object = json.loads(message)
+        except ValueError:
+            parsed = None
+        event = cast(dict[str, Any], parsed) if isinstance(parsed, dict) else {"type": "note"}
+    kind = str(event.get("type", "activity"))
+    wire = {"type": "tool_progress", "call_id": "agent", "progress": 0, "message": message}
+    report: dict[str, Any] = {"event": wire, "activity": kind.replace("_", " ")}
+    usage = event.get("usage")
+    if isinstance(usage, dict):
+        report["usage"] = usage
+    return report
+
+
+def _result(structured: dict[str, Any] | None, text: str, *, is_error: bool) -> AttemptResult:
+    data = structured or {}
+    metrics = cast(dict[str, Any], data.get("metrics") or {})
+    session = cast(dict[str, Any], data.get("session") or {})
+    error = cast(dict[str, Any], data.get("error") or {})
+    artifacts = tuple(
+        str(a.get("path")) for a in cast(list[dict[str, Any]], data.get("artifacts") or [])
+    )
+    common: dict[str, Any] = {
+        "summary": str(data.get("final_message") or text or ""),
+        "artifacts": artifacts,
+        "tokens_in": int(metrics.get("input_tokens") or 0),
+        "tokens_out": int(metrics.get("output_tokens") or 0),
+        "cost": float(metrics.get("cost_usd") or 0.0),
+        "session_ref": session.get("session_id"),
+    }
+    if data.get("status") == "success" and not is_error:
+        return AttemptResult(status="success", **common)
+    if error.get("code") == "max_turns":
+        return AttemptResult(status="incomplete", **common)
+    message = str(error.get("message") or text or "the agent run failed")
+    return AttemptResult(status="failed", error=message, **common)
