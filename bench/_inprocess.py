@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.builtin_servers import sandbox_spec, workspace_spec
-from sidecar.graph.builder import build_graph
+from sidecar.graph.builder import compile_graph
 from sidecar.graph.deps import GraphDeps
 from sidecar.host.host import ToolHost
 from sidecar.llm import DspyPlanner, aclose_model_clients
@@ -29,6 +29,7 @@ from sidecar.protocol import TERMINAL_EVENT_TYPES, RunEventParams
 from sidecar.runtime.checkpoints import open_checkpointer
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Database, Store, open_database
+from sidecar.turn.compiled import CompiledTurn
 
 
 class TurnFailed(RuntimeError):
@@ -97,14 +98,15 @@ async def in_process(
     planner = DspyPlanner(LMConfig(model=model, api_base=api_base, api_key="x"))
     saver = open_checkpointer(db.conn)
     deps = GraphDeps(store, host, lambda: planner, lambda: "configure a model")
-    graph: Any = build_graph(deps).compile(checkpointer=saver)  # pyright: ignore[reportUnknownMemberType]
+    compile_graph(deps, saver)
+    compiled = deps.compiled.get()
 
-    async def factory() -> tuple[Any, Any]:
-        return graph, saver
+    async def factory() -> CompiledTurn:
+        return compiled
 
     box: list[InProcess] = []
     runs = RunManager(store, lambda p: box[0].sink(p), factory)  # noqa: PLW0108 - late bound
-    rig = InProcess(db, store, host, graph, saver, runs)
+    rig = InProcess(db, store, host, compiled.graph, saver, runs)
     box.append(rig)
     try:
         yield rig

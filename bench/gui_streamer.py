@@ -24,8 +24,8 @@ from sidecar.protocol import (
     RunFinished,
     RunStarted,
     Token,
+    WireModel,
 )
-from sidecar.protocol.models_base import WireModel
 
 THREAD = {"id": "bench", "title": "Bench", "status": "idle", "created_at": 1.0, "updated_at": 1.0}
 TICK_S = 0.004

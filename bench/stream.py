@@ -44,7 +44,7 @@ from typing import Any
 from bench._proc import REPO, LineClient, make_workspace, sidecar_argv, sidecar_env
 from bench._report import Figure, Line, Target, say, show
 from bench.stream_model import expected_answer, prompt
-from sidecar.protocol.ndjson import LineSplitter
+from sidecar.protocol import LineSplitter
 
 NAME = "stream"
 TOKENS = int(os.environ.get("BENCH_STREAM_TOKENS", "100000"))

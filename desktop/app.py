@@ -18,24 +18,22 @@ from types import TracebackType
 
 from PySide6.QtWidgets import QApplication
 
-from desktop.composer_controller import ComposerController
-from desktop.controller import SessionController
-from desktop.coord_controller import CoordController
+from desktop.controllers.composer import ComposerController
+from desktop.controllers.memory import MemoryController
+from desktop.controllers.plans import CoordController
+from desktop.controllers.queue import QueueController
+from desktop.controllers.schedules import SchedulesController
+from desktop.controllers.servers import ServersController
+from desktop.controllers.session import SessionController
+from desktop.controllers.skills import SkillsController
+from desktop.ipc.api import SidecarApi
 from desktop.ipc.client import RpcClient
 from desktop.ipc.process import SidecarProcess, build_sidecar_process
-from desktop.memory_controller import MemoryController
 from desktop.models.servers import ServersState
 from desktop.models.session import SessionState
-from desktop.queue_controller import QueueController
-from desktop.schedules_controller import SchedulesController
-from desktop.servers_controller import ServersController
-from desktop.skills_controller import SkillsController
 from desktop.views.main_window import MainWindow
-from desktop.views.queue_strip import add_queue_strip
-from desktop.views.schedules_panel import add_schedules_panel, show_automation_notice
-from desktop.views.skills_panel import add_skills_panel
+from desktop.views.status_widgets import SidecarBannerWidget
 from desktop.views.tray import install_tray
-from sidecar.protocol import Empty
 
 logger = logging.getLogger("desktop")
 
@@ -53,6 +51,7 @@ class DesktopApp:
     window: MainWindow
     servers: ServersController
     composer: ComposerController
+    api: SidecarApi
 
     def start(self) -> None:
         self.process.start()
@@ -60,7 +59,7 @@ class DesktopApp:
     def shutdown(self, timeout_ms: int = SHUTDOWN_TIMEOUT_MS) -> None:
         """Ask the sidecar to shut down, close its stdin, wait briefly, then terminate it."""
         if self.process.is_running:
-            self.client.request("shutdown", Empty())
+            self.api.shutdown()
         self.process.stop(timeout_ms)
 
 
@@ -69,41 +68,61 @@ def build_desktop(
     environment: Mapping[str, str] | None = None,
     process: SidecarProcess | None = None,
 ) -> DesktopApp:
-    """Wire process, client, state, controller and window (a QApplication must exist).
+    """Wire process, client, typed api, state, controllers and window (a QApplication must
+    exist). Every panel is built by the window from the controller it is given.
 
     `process` defaults to the real sidecar (`python -m sidecar`) with `ATRIUM_DATA_DIR` set to
     `data_dir`; tests may pass another `SidecarProcess`.
     """
     process = process or build_sidecar_process(data_dir, environment)
     client = RpcClient(process, client_version=_version())
+    api = SidecarApi(client)
     state = SessionState()
-    controller = SessionController(client, state)
+    controller = SessionController(api, state)
     client.initialized.connect(lambda _result: controller.refresh())
     client.run_event_received.connect(controller.handle_run_event)
-    servers = ServersController(client, ServersState())
+    servers = ServersController(api, ServersState())
     client.server_status_received.connect(servers.handle_status)
-    coord = CoordController(client)
+    coord = CoordController(api)
     client.run_event_received.connect(coord.handle_run_event)
     client.initialized.connect(lambda _result: coord.reload())
-    memory = MemoryController(client)
+    memory = MemoryController(api)
     client.run_event_received.connect(memory.handle_run_event)
-    window = MainWindow(state, controller, process, servers=servers, coord=coord, memory=memory)
-    composer = ComposerController(client)
+    queue = QueueController(api)
+    client.queue_update_received.connect(queue.handle_update)
+    window = MainWindow(
+        state,
+        controller,
+        servers=servers,
+        coord=coord,
+        memory=memory,
+        queue=queue,
+        schedules=SchedulesController(api),
+        skills=SkillsController(api),
+    )
+    _connect_banner(process, window.banner)
+    composer = ComposerController(api)
     client.initialized.connect(lambda _result: composer.refresh_prompts())
     client.server_status_received.connect(composer.handle_status)
     window.composer.set_features(composer)
-    queue = QueueController(client)
-    client.queue_update_received.connect(queue.handle_update)
-    add_queue_strip(window, queue)
-    window.thread_list.attach_queue(queue)
-    add_schedules_panel(window, SchedulesController(client))
-    add_skills_panel(window, SkillsController(client))
-    client.automation_notice_received.connect(lambda notice: show_automation_notice(window, notice))
+    client.automation_notice_received.connect(
+        lambda notice: window.notifier.tell(notice.title, notice.text)
+    )
     client.initialized.connect(window.set_server_info)
     client.initialize_failed.connect(
         lambda error: window.banner.show_message(f"The sidecar refused to start: {error.message}")
     )
-    return DesktopApp(process, client, state, controller, window, servers, composer)
+    return DesktopApp(process, client, state, controller, window, servers, composer, api)
+
+
+def _connect_banner(process: SidecarProcess, banner: SidecarBannerWidget) -> None:
+    """The banner over the transcript says when the sidecar died, restarted, gave up or
+    refused to start; its Restart button starts it again."""
+    process.died.connect(banner.show_died)
+    process.restarted.connect(banner.show_restarted)
+    process.gave_up.connect(banner.show_gave_up)
+    process.refused.connect(banner.show_refused)
+    banner.restart_requested.connect(process.start)
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

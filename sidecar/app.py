@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from mcp_servers.schedule import local_zone_name
 from sidecar import heap
@@ -40,9 +40,14 @@ from sidecar.llm.planner import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
 from sidecar.plans.coordinator import Coordinator, Timings
 from sidecar.plans.profiles import ProfilesFile
-from sidecar.protocol import RunEventParams
-from sidecar.protocol.process import EXIT_REFUSED, REFUSED_PREFIX
-from sidecar.protocol.queue import NotifyParams, QueuedMessageInfo, QueueUpdateParams
+from sidecar.protocol import (
+    EXIT_REFUSED,
+    REFUSED_PREFIX,
+    NotifyParams,
+    QueuedMessageInfo,
+    QueueUpdateParams,
+    RunEventParams,
+)
 from sidecar.rpc.framing import FrameWriter, read_frames
 from sidecar.rpc.server import Route, RpcServer
 from sidecar.runtime import ownership
@@ -57,6 +62,9 @@ from sidecar.runtime.queueing import QueueDesk
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Store, open_database
 from sidecar.store.db import NewerSchemaError
+
+if TYPE_CHECKING:
+    from sidecar.turn.compiled import CompiledTurn
 
 log = logging.getLogger("sidecar")
 
@@ -258,12 +266,12 @@ class SidecarApp:
     def _notify_run_event(self, params: RunEventParams) -> None:
         self.server.notify("run/event", params)
 
-    async def _graph_factory(self) -> tuple[Any, Any]:
-        from sidecar.graph.builder import build_graph
+    async def _graph_factory(self) -> CompiledTurn:
+        from sidecar.graph.builder import compile_graph
         from sidecar.graph.deps import GraphDeps
         from sidecar.runtime.checkpoints import open_checkpointer
 
-        saver = open_checkpointer(self.db.conn)
+        saver = open_checkpointer(self.db)
         deps = GraphDeps(
             self.store,
             self.host,
@@ -279,10 +287,8 @@ class SidecarApp:
             lane=self.runs.lanes.slot,
             memory=await self.memory.get(),
         )
-        builder: Any = build_graph(deps)
-        graph: Any = builder.compile(checkpointer=saver)
-        deps.compiled.set(graph, saver)
-        return graph, saver
+        compile_graph(deps, saver)
+        return deps.compiled.get()
 
     def _workspace(self) -> Path:
         return settings_mod.resolve_workspace(self.settings.load(), os.environ, self.data)

@@ -1,5 +1,7 @@
-"""Talking to the sidecar: process lifecycle (`SidecarProcess`) apart from messaging."""
+"""Talking to the sidecar: process lifecycle (`SidecarProcess`) apart from messaging, and the
+typed face every request goes through (`SidecarApi`)."""
 
+from desktop.ipc.api import SidecarApi
 from desktop.ipc.client import RpcClient
 from desktop.ipc.errors import ClientErrorCode
 from desktop.ipc.pending import PendingRequest, RequestSender
@@ -10,6 +12,7 @@ __all__ = [
     "PendingRequest",
     "RequestSender",
     "RpcClient",
+    "SidecarApi",
     "SidecarProcess",
     "build_sidecar_process",
 ]

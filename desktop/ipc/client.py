@@ -1,11 +1,13 @@
 """`RpcClient`: JSON-RPC 2.0 over the sidecar's stdio, typed with `sidecar.protocol`.
 
 Requests never block: `request()` returns a `PendingRequest` at once and the reply completes it
-later. The sidecar's stdout is decoded off the GUI thread (`FrameReader`); frames arrive here in
-batches, already parsed and validated. `run/event` notifications come out of
-`run_event_received` as `RunEventParams`. On every (re)start of the process the client sends
-`initialize` first and holds other requests until the reply; requests in flight when the
-process dies fail with `ClientErrorCode.SIDECAR_EXITED`.
+later; the rest of the desktop sends through `desktop.ipc.api.SidecarApi`, its typed face (one
+method per wire method), never through `request()` with a method name. The sidecar's stdout is
+decoded off the GUI thread (`FrameReader`); frames arrive here in batches, already parsed and
+validated. `run/event` notifications come out of `run_event_received` as `RunEventParams`. On
+every (re)start of the process the client sends `initialize` first and holds other requests
+until the reply; requests in flight when the process dies fail with
+`ClientErrorCode.SIDECAR_EXITED`.
 """
 
 from __future__ import annotations
@@ -13,15 +15,18 @@ from __future__ import annotations
 import itertools
 import logging
 import sys
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from desktop.ipc.api import SidecarApi
 from desktop.ipc.errors import ClientErrorCode, client_error
 from desktop.ipc.framing import Decoded, FrameError, TypedNotification, TypedResponse
 from desktop.ipc.pending import PendingRequest
 from desktop.ipc.process import SidecarProcess
 from desktop.ipc.reader import FrameReader
 from sidecar.protocol import (
+    INITIALIZE,
     METHODS,
     Empty,
     ErrorCode,
@@ -29,13 +34,14 @@ from sidecar.protocol import (
     InitializeParams,
     InitializeResult,
     Notification,
+    NotifyParams,
+    QueueUpdateParams,
     Request,
     Response,
     RunEventParams,
+    ServerStatusParams,
     WireModel,
 )
-from sidecar.protocol.queue import NotifyParams, QueueUpdateParams
-from sidecar.protocol.servers import ServerStatusParams
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +100,7 @@ class RpcClient(QObject):
         """True once the running sidecar has answered `initialize`."""
         return self._ready
 
-    def request(self, method: str, params: WireModel | None = None) -> PendingRequest:
+    def request(self, method: str, params: WireModel | None = None) -> PendingRequest[Any]:
         """Send a request; the handle completes with `METHODS[method].result` or an error.
 
         Requests made while the sidecar is starting wait for its `initialize` reply; when no
@@ -109,7 +115,7 @@ class RpcClient(QObject):
         if not isinstance(params, spec.params):
             raise TypeError(f"{method} takes {spec.params.__name__}, not {type(params).__name__}")
         pending = PendingRequest(next(self._ids), method)
-        if self._ready or method == "initialize":
+        if self._ready or method == INITIALIZE:
             self._send(pending, params)
         elif self._accepting:
             self._queued.append((pending, params))
@@ -142,7 +148,7 @@ class RpcClient(QObject):
         self._reader.reset()
         self._ready = False
         self._accepting = True
-        self.request("initialize", self._hello).then(
+        SidecarApi(self).initialize(self._hello).then(
             self._on_initialize_succeeded, self._on_initialize_failed
         )
 

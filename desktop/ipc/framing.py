@@ -18,12 +18,13 @@ from desktop.ipc.errors import ClientErrorCode
 from sidecar.protocol import (
     NOTIFICATIONS,
     ErrorObject,
+    LineSplitter,
+    LineTooLongError,
     Notification,
     Request,
     Response,
     WireModel,
 )
-from sidecar.protocol.ndjson import LineSplitter, LineTooLongError
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from desktop.ipc.health import RestartPolicy, TailBuffer
-from sidecar.protocol.process import EXIT_REFUSED, refusal_reason
+from sidecar.protocol import EXIT_REFUSED, refusal_reason
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
-"""Window state as plain Python (no Qt), plus thin Qt item models in `*_model` modules.
+"""Window state as plain Python, no Qt (a contract holds it): the views follow its events.
 
-Import the Qt adapters from their modules; this package's namespace stays Qt-free.
+The thin Qt item models over it (`ThreadListModel`, `TranscriptListModel`) live beside their
+views in `desktop.views`.
 """
 
 from desktop.models.emitter import Emitter

@@ -17,12 +17,12 @@ from sidecar.protocol import (
     MessageEvent,
     RunEventBody,
     RunFailed,
+    TaskCheck,
     Token,
     ToolCall,
     ToolProgress,
     ToolResult,
 )
-from sidecar.protocol.checks import TaskCheck
 
 EntryKind: TypeAlias = Literal["tool", "progress", "text", "message", "note", "check"]
 LINE_LENGTH = 160

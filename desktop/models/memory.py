@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from desktop.models.emitter import Emitter
-from sidecar.protocol.memory import (
+from sidecar.protocol import (
     ContextEvent,
     IdentityFileInfo,
     MemoryEvent,

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from sidecar.protocol import PlanApprovalInterrupt, PlanApprovalValue, PlanTaskSpec
-from sidecar.protocol.plans import ID_PATTERN
+from sidecar.protocol import ID_PATTERN, PlanApprovalInterrupt, PlanApprovalValue, PlanTaskSpec
 
 _ID = re.compile(ID_PATTERN)
 MAX_TASKS = 20

@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from sidecar.protocol.features import PromptInfo
+from sidecar.protocol import PromptInfo
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,10 +20,10 @@ from sidecar.protocol import (
     RunEventBody,
     RunEventParams,
     SubagentEvent,
+    TaskCheck,
     TaskInfo,
     TaskUpdate,
 )
-from sidecar.protocol.checks import TaskCheck
 
 TaskKey = tuple[str, str]
 """(plan_id, task_id)"""

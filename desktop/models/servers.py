@@ -11,7 +11,7 @@ import time
 from typing import Literal, TypeAlias
 
 from desktop.models.emitter import Emitter
-from sidecar.protocol.servers import (
+from sidecar.protocol import (
     ConfigIssueInfo,
     GrantInfo,
     LaunchPreviewInfo,

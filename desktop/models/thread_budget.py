@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from desktop.models.emitter import Emitter
-from sidecar.protocol.budgets import ThreadBudgetResult
+from sidecar.protocol import ThreadBudgetResult
 
 
 def _cost(value: float) -> str:

@@ -34,8 +34,11 @@ from desktop.models.transcript_marks import (
 )
 from sidecar.protocol import (
     ApprovalInterrupt,
+    ContextEvent,
     InterruptEvent,
     InterruptInfo,
+    MemoryEventInfo,
+    MemoryInfo,
     MessageEvent,
     MessageInfo,
     RunCancelled,
@@ -43,16 +46,11 @@ from sidecar.protocol import (
     RunFailed,
     RunFinished,
     RunStarted,
+    SummaryInfo,
     Token,
     ToolCall,
     ToolProgress,
     ToolResult,
-)
-from sidecar.protocol.memory import (
-    ContextEvent,
-    MemoryEventInfo,
-    MemoryInfo,
-    SummaryInfo,
 )
 
 

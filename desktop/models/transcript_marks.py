@@ -24,12 +24,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from desktop.models.memory import describe_context
-from sidecar.protocol import MessageEvent, RunEventBody
-from sidecar.protocol.memory import (
+from sidecar.protocol import (
     ContextEvent,
     MemoryEvent,
     MemoryEventInfo,
     MemoryInfo,
+    MessageEvent,
+    RunEventBody,
     SummaryInfo,
 )
 

@@ -14,8 +14,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFocusEvent, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from desktop.composer_controller import ComposerController, feature_error_text
-from desktop.ipc.pending import PendingRequest
+from desktop.controllers import PendingRequest
+from desktop.controllers.composer import ComposerController, feature_error_text
 from desktop.models.prompts import (
     CommandChoice,
     PromptLineError,
@@ -32,8 +32,8 @@ from desktop.views.prompt_dialogs import (
     ResourcePickerDialog,
 )
 from desktop.views.text import build_status_label
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.features import (
+from sidecar.protocol import (
+    ErrorObject,
     PromptGetResult,
     PromptInfo,
     ResourceAttachResult,

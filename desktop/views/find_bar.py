@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
-from sidecar.protocol.history import SearchHit
+from sidecar.protocol import SearchHit
 
 SEARCH_DELAY_MS = 200
 

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sidecar.protocol.models import FormInterrupt, FormValue
+from sidecar.protocol import FormInterrupt, FormValue
 
 FieldValue = str | int | float | bool | list[str] | None
 _FORMAT_HINTS = {

@@ -14,11 +14,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.controllers.servers import ServersController
 from desktop.models.servers import format_when, grant_scope
-from desktop.servers_controller import ServersController
 from desktop.views.text import build_status_label
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.servers import GrantInfo
+from sidecar.protocol import ErrorObject, GrantInfo
 
 COLUMNS = ("Thread", "Server", "Tool", "Granted", "Scope")
 

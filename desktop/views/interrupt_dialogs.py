@@ -15,10 +15,11 @@ from sidecar.protocol import (
     ApprovalInterrupt,
     ChangesetInterrupt,
     EscalationInterrupt,
+    FormInterrupt,
     InterruptInfo,
     PlanApprovalInterrupt,
+    SamplingInterrupt,
 )
-from sidecar.protocol.models import FormInterrupt, SamplingInterrupt
 
 InterruptDialog = (
     ApprovalDialog

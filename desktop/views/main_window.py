@@ -21,12 +21,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.controller import SessionController
-from desktop.coord_controller import CoordController
-from desktop.ipc.process import SidecarProcess
-from desktop.memory_controller import MemoryController
+from desktop.controllers.memory import MemoryController
+from desktop.controllers.plans import CoordController
+from desktop.controllers.queue import QueueController
+from desktop.controllers.schedules import SchedulesController
+from desktop.controllers.servers import ServersController
+from desktop.controllers.session import SessionController
+from desktop.controllers.skills import SkillsController
 from desktop.models.session import SessionState
-from desktop.servers_controller import ServersController
 from desktop.views.about_dialog import AboutDialog
 from desktop.views.composer import ComposerWidget
 from desktop.views.grants_panel import GrantsPanelDialog
@@ -36,9 +38,12 @@ from desktop.views.memory_panel import MemoryPanelDialog
 from desktop.views.menus import MenuActions, build_menu_bar
 from desktop.views.notifier import Notifier, RunNotices
 from desktop.views.open_questions import OpenQuestions
+from desktop.views.queue_strip import QueueStrip
 from desktop.views.run_tree import RunTreePanel
+from desktop.views.schedules_panel import SchedulesPanelDialog
 from desktop.views.servers_panel import ServersPanelDialog
 from desktop.views.settings_dialog import SettingsDialog
+from desktop.views.skills_panel import SkillsPanelWidget
 from desktop.views.status_widgets import (
     EmptyStateWidget,
     InterruptInboxWidget,
@@ -67,6 +72,11 @@ class MainWindow(QMainWindow):
     `ServersController`), `inbox_panel` (the selected thread's pending interrupts) and, with a
     `CoordController`, `run_tree` (plans, tasks, subagent activity) and the settings' Profiles tab.
 
+    Every panel is attached one way: the window builds it from the controller it is given.
+    Docks (Inbox; `run_tree`; `skills_panel`, hidden until View → Skills) go through `_add_dock`;
+    dialogs (servers, grants, memory, `schedules_panel`) open from a toolbar action (`open_*`);
+    `queue_strip` sits above the composer.
+
     Pending interrupts never open a storm of dialogs: `questions` (`OpenQuestions`) opens the
     newest when some arrive (or a thread with some is selected) and none is open; the rest wait
     in the inbox. `dialogs` are the open ones.
@@ -93,25 +103,30 @@ class MainWindow(QMainWindow):
         self,
         state: SessionState,
         controller: SessionController,
-        process: SidecarProcess | None = None,
         parent: QWidget | None = None,
         *,
         servers: ServersController | None = None,
         coord: CoordController | None = None,
         preferences: QSettings | None = None,
         memory: MemoryController | None = None,
+        queue: QueueController | None = None,
+        schedules: SchedulesController | None = None,
+        skills: SkillsController | None = None,
     ) -> None:
         super().__init__(parent)
         self.preferences = preferences if preferences is not None else app_settings()
         self.servers = servers
         self.coord = coord
         self.memory = memory
+        self.queue = queue
+        self.schedules = schedules
+        self.skills = skills
         self.memory_panel: MemoryPanelDialog | None = None
         self.servers_panel: ServersPanelDialog | None = None
         self.grants_panel: GrantsPanelDialog | None = None
+        self.schedules_panel: SchedulesPanelDialog | None = None
         self.state = state
         self.controller = controller
-        self.process = process
         self.settings_dialog: SettingsDialog | None = None
         self.about_dialog: AboutDialog | None = None
         self.has_model: bool | None = None  # unknown until the sidecar says
@@ -125,8 +140,6 @@ class MainWindow(QMainWindow):
         self._build_toolbar()
         self._connect_views()
         self._connect_state()
-        if process is not None:
-            self._connect_process(process)
         self._show_status()
         restore_layout(self.preferences, self, self.splitter)
 
@@ -141,6 +154,10 @@ class MainWindow(QMainWindow):
             self.transcript.attach_memory(self.memory)
         self.run_status = RunStatusWidget()
         self.composer = ComposerWidget()
+        self.queue_strip: QueueStrip | None = None
+        if self.queue is not None:
+            self.queue_strip = QueueStrip(self.queue, self.state, self.composer.bring_back)
+            self.thread_list.attach_queue(self.queue)
         self.questions = OpenQuestions(
             self.state, self.controller, self, self.composer.editor, self.coord
         )
@@ -152,6 +169,8 @@ class MainWindow(QMainWindow):
         column.addWidget(self.empty_state, 1)
         column.addWidget(self.transcript, 1)
         column.addWidget(self.run_status)
+        if self.queue_strip is not None:
+            column.addWidget(self.queue_strip)
         column.addWidget(self.composer)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setObjectName("threads_splitter")
@@ -172,21 +191,29 @@ class MainWindow(QMainWindow):
         tree = self.coord.tree if self.coord is not None else None
         self.inbox_panel = InboxPanel(self.state, tree)
         self.run_tree: RunTreePanel | None = None
-        docks: list[tuple[str, QWidget]] = [("Inbox", self.inbox_panel)]
+        self.skills_panel: SkillsPanelWidget | None = None
+        self.skills_dock: QDockWidget | None = None
+        self.docks: list[QDockWidget] = [self._add_dock("Inbox", self.inbox_panel)]
         if self.coord is not None:
             self.run_tree = RunTreePanel(self.coord)
             let_narrow(self.run_tree.title_label)  # a 200-character thread title fits
-            docks.append(("Run tree", self.run_tree))
-        built: list[QDockWidget] = []
-        self.docks = built
-        for title, widget in docks:
-            dock = QDockWidget(title, self)
-            dock.setObjectName(title.replace(" ", "_").lower() + "_dock")
-            dock.setWidget(widget)
-            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-            built.append(dock)
-        self.resizeDocks(built[:1], [480], Qt.Orientation.Horizontal)
-        self.resizeDocks(built, [140, 600][: len(built)], Qt.Orientation.Vertical)
+            self.docks.append(self._add_dock("Run tree", self.run_tree))
+        self.resizeDocks(self.docks[:1], [480], Qt.Orientation.Horizontal)
+        self.resizeDocks(self.docks, [140, 600][: len(self.docks)], Qt.Orientation.Vertical)
+        if self.skills is not None:
+            self.skills_panel = SkillsPanelWidget(self.skills)
+            self.skills_dock = self._add_dock("Skills", self.skills_panel)
+            self.skills_dock.hide()  # until asked for, unless the saved layout shows it
+            self.docks.append(self.skills_dock)
+
+    def _add_dock(self, title: str, widget: QWidget) -> QDockWidget:
+        """A dock on the right, named for the saved layout; `_build_toolbar` puts its show/hide
+        action in the View menu."""
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title.replace(" ", "_").lower() + "_dock")
+        dock.setWidget(widget)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        return dock
 
     def _build_toolbar(self) -> None:
         self.menu_actions: MenuActions = build_menu_bar(
@@ -213,6 +240,12 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.memory_action)
         self.inbox_button = InterruptInboxWidget(self.state.inbox)
         toolbar.addWidget(self.inbox_button)
+        self.schedules_action: QAction | None = None
+        if self.schedules is not None:
+            self.schedules_action = QAction("Schedules", self)
+            self.schedules_action.setToolTip("Scheduled prompts: next times, last results, history")
+            toolbar.addAction(self.schedules_action)
+            self.menu_actions.add_panel(self.schedules_action)
 
     def _connect_views(self) -> None:
         controller = self.controller
@@ -233,6 +266,9 @@ class MainWindow(QMainWindow):
         self.servers_action.triggered.connect(self.open_servers)
         self.grants_action.triggered.connect(self.open_grants)
         self.memory_action.triggered.connect(self.open_memory)
+        if self.schedules_action is not None:
+            self.schedules_action.triggered.connect(self.open_schedules)
+        self._connect_panels()
         self._connect_menus()
         self.inbox_button.interrupt_activated.connect(self.questions.open)
         self.inbox_panel.interrupt_activated.connect(self.questions.open)
@@ -246,6 +282,18 @@ class MainWindow(QMainWindow):
         if self.exporter is not None:
             self.exporter.failed.connect(self._on_error_reported)
             self.exporter.exported.connect(self._on_exported)
+
+    def _connect_panels(self) -> None:
+        if self.skills_panel is not None and self.skills_dock is not None:
+            panel = self.skills_panel
+            self.skills_dock.visibilityChanged.connect(
+                lambda visible: panel.reload() if visible else None
+            )
+            panel.run_requested.connect(self.controller.send_message)
+            if self.run_tree is not None:
+                self.run_tree.save_routine_requested.connect(panel.open_save_routine)
+        if self.queue is not None:
+            self.queue.failed.connect(self.composer.show_error)
 
     def _connect_menus(self) -> None:
         actions = self.menu_actions
@@ -265,13 +313,6 @@ class MainWindow(QMainWindow):
         self.state.inbox.changed.connect(self._on_inbox_changed)
         self.state.transcript.reset.connect(self._show_empty_state)
         self.state.transcript.inserted.connect(lambda _row: self._show_empty_state())
-
-    def _connect_process(self, process: SidecarProcess) -> None:
-        process.died.connect(self.banner.show_died)
-        process.restarted.connect(self.banner.show_restarted)
-        process.gave_up.connect(self.banner.show_gave_up)
-        process.refused.connect(self.banner.show_refused)
-        self.banner.restart_requested.connect(process.start)
 
     def open_settings(self) -> None:
         """Fetch the settings, then show the dialog (non-modal)."""
@@ -337,6 +378,19 @@ class MainWindow(QMainWindow):
         self.grants_panel.show()
         self.grants_panel.raise_()
         return self.grants_panel
+
+    def open_schedules(self) -> SchedulesPanelDialog | None:
+        """Show the Schedules panel (non-modal) and reload the schedules."""
+        if self.schedules is None:
+            return None
+        if self.schedules_panel is None:
+            self.schedules_panel = SchedulesPanelDialog(
+                self.schedules, self, lambda: self.state.threads.threads
+            )
+        self.schedules.reload()
+        self.schedules_panel.show()
+        self.schedules_panel.raise_()
+        return self.schedules_panel
 
     def open_memory(self) -> MemoryPanelDialog | None:
         """Show the Memory panel (non-modal) for the selected thread and reload it."""

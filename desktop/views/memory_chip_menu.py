@@ -12,10 +12,10 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QWidget
 
-from desktop.ipc.pending import PendingRequest
+from desktop.controllers import PendingRequest
 from desktop.models.transcript import Transcript
 from desktop.models.transcript_marks import MemoryChipEntry
-from sidecar.protocol.memory import MemoryInfo, MemoryTier
+from sidecar.protocol import MemoryInfo, MemoryTier
 
 TIERS: tuple[MemoryTier, ...] = ("thread", "channel", "workspace", "account")
 

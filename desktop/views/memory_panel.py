@@ -22,11 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.memory_controller import MemoryController
+from desktop.controllers.memory import MemoryController
 from desktop.models.memory import describe_change, describe_context, describe_usage
 from desktop.views.text import build_status_label
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.memory import MemoryInfo, MemoryTier
+from sidecar.protocol import ErrorObject, MemoryInfo, MemoryTier
 
 TIERS: tuple[MemoryTier, ...] = ("thread", "channel", "workspace", "account")
 ALL = "all tiers"

@@ -39,9 +39,9 @@ def shortcuts(standard: QKeySequence.StandardKey, *also: str) -> list[QKeySequen
 class MenuActions:
     """The window's actions, for the toolbar, the window's slots and tests.
 
-    `add_panel(action)` puts another panel's action (e.g. a new dock or dialog) in the File
-    menu next to MCP servers and Grants, so every command is in the menu bar;
-    `add_view_panel(action)` puts a dock added later (its show/hide action) in the View menu.
+    `add_panel(action)` puts another dialog panel's action (e.g. Schedules) in the File menu
+    next to MCP servers and Grants, so every command is in the menu bar; the docks' show/hide
+    actions are in the View menu (`build_menu_bar`'s `panels`).
     """
 
     new_thread: QAction
@@ -60,10 +60,6 @@ class MenuActions:
     def add_panel(self, action: QAction) -> None:
         if self.file_menu is not None:
             self.file_menu.insertAction(self._quit_separator(), action)
-
-    def add_view_panel(self, action: QAction) -> None:
-        if self.view_menu is not None:
-            self.view_menu.addAction(action)
 
     def _quit_separator(self) -> QAction:
         actions = self.file_menu.actions() if self.file_menu is not None else []

@@ -3,9 +3,10 @@
 `RunNotices` decides what is news (from the session's state); `Notifier` shows it.
 
 `Notifier.notify` does nothing while the window is the active window (the author sees it
-happen). Otherwise it shows a system tray message when the platform has a tray, else an
-in-window fallback: the status bar says it and the taskbar entry asks for attention
-(`QApplication.alert`). Every notification shown is also emitted as `shown(title, text)`.
+happen; `Notifier.tell` says it in the status bar then). Otherwise it shows a system tray
+message when the platform has a tray, else an in-window fallback: the status bar says it and
+the taskbar entry asks for attention (`QApplication.alert`). Every notification shown is also
+emitted as `shown(title, text)`.
 
 A burst never becomes a storm: the first notice shows at once, and whatever arrives in the
 next `quiet_ms` is shown as one summary ("12 updates: …") when that time is up.
@@ -55,6 +56,12 @@ class Notifier(QObject):
             self._show(title, text)
             self._quiet.start()
         return True
+
+    def tell(self, title: str, text: str) -> None:
+        """Tell the author wherever they are: a notification when the window is in the
+        background, else a line in its status bar (a scheduled run or the heartbeat asks)."""
+        if not self.notify(title, text):
+            self._window.statusBar().showMessage(f"{title}: {text}", STATUS_MESSAGE_MS)
 
     def _flush(self) -> None:
         waiting, self._waiting = self._waiting, []

@@ -16,9 +16,9 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QDialog, QPlainTextEdit, QWidget
 
-from desktop.controller import SessionController
-from desktop.coord_controller import CoordController
-from desktop.ipc.pending import PendingRequest
+from desktop.controllers import PendingRequest
+from desktop.controllers.plans import CoordController
+from desktop.controllers.session import SessionController
 from desktop.models.session import SessionState
 from desktop.views.interrupt_dialogs import (
     InterruptDialog,

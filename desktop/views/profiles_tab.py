@@ -29,10 +29,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.coord_controller import CoordController
+from desktop.controllers.plans import CoordController
 from desktop.views.text import WARNING_COLOUR, build_status_label
-from sidecar.protocol import ErrorObject, ProfileInfo, ProfileKind, ProfileListResult, WorkdirPolicy
-from sidecar.protocol.agents import AgentProvidersResult
+from sidecar.protocol import (
+    AgentProvidersResult,
+    ErrorObject,
+    ProfileInfo,
+    ProfileKind,
+    ProfileListResult,
+    WorkdirPolicy,
+)
 
 NAMES = {"claude": "Claude Code", "codex": "Codex", "openclaw": "OpenClaw"}
 

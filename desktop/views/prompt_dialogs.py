@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from desktop.models.prompts import filled_arguments, missing_required
 from desktop.views.text import build_status_label
-from sidecar.protocol.features import PromptInfo, ResourceInfo, ResourceListResult
+from sidecar.protocol import PromptInfo, ResourceInfo, ResourceListResult
 
 _RESOURCE_ROLE = Qt.ItemDataRole.UserRole
 

@@ -2,38 +2,51 @@
 
 Each row shows the mode, the receipt (queued or delivered) and the text; a queued one has Edit
 (back into the composer, withdrawn from the queue) and Withdraw. Hidden when nothing waits.
+A delivered message leaves the strip for the transcript.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from desktop.queue_controller import QueueController
-from desktop.views.main_window import MainWindow
-from sidecar.protocol.queue import QueuedMessageInfo
+from desktop.controllers.queue import QueueController
+from desktop.models.session import SessionState
+from sidecar.protocol import QueuedMessageInfo
 
 _PREVIEW = 120
 
 
 class QueueStrip(QWidget):
+    """The selected thread's queue; Edit hands a message's text to `edit` (the composer)."""
+
     def __init__(
         self,
         queue: QueueController,
-        selected: Callable[[], str | None],
+        state: SessionState,
         edit: Callable[[str], None],
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self._queue = queue
-        self._selected = selected
+        self._state = state
         self._edit = edit
         self.rows: list[tuple[QueuedMessageInfo, QLabel, QPushButton, QPushButton]] = []
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         queue.changed.connect(self._on_changed)
+        queue.delivered.connect(self._on_delivered)
+        state.selection_changed.connect(lambda _thread_id: self.refresh())
         self.refresh()
+
+    def _selected(self) -> str | None:
+        return self._state.selected_thread_id
+
+    def _on_delivered(self, message: QueuedMessageInfo) -> None:
+        # The running turn (or the one it started) took it: it joins the transcript now.
+        if message.thread_id == self._selected():
+            self._state.transcript.add_local_message(message.text)
 
     def _on_changed(self, thread_id: str) -> None:
         if thread_id == self._selected():
@@ -73,23 +86,3 @@ class QueueStrip(QWidget):
 
     def _on_withdraw(self, info: QueuedMessageInfo) -> None:
         self._queue.withdraw(info.thread_id, info.id)
-
-
-def add_queue_strip(window: MainWindow, queue: QueueController) -> QueueStrip:
-    """Put the strip right above the window's composer; Edit brings a message back into it."""
-
-    strip = QueueStrip(queue, lambda: window.state.selected_thread_id, window.composer.bring_back)
-    column = window.composer.parentWidget()
-    layout = column.layout() if column is not None else None
-    if isinstance(layout, QBoxLayout):
-        layout.insertWidget(layout.indexOf(window.composer), strip)
-    window.state.selection_changed.connect(lambda _thread_id: strip.refresh())
-    queue.failed.connect(window.composer.show_error)
-
-    def show_delivered(message: QueuedMessageInfo) -> None:
-        # The running turn (or the one it started) took it: it joins the transcript now.
-        if message.thread_id == window.state.selected_thread_id:
-            window.state.transcript.add_local_message(message.text)
-
-    queue.delivered.connect(show_delivered)
-    return strip

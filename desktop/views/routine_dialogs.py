@@ -23,8 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.views.text import build_status_label
-from sidecar.protocol import ErrorObject, PlanInfo
-from sidecar.protocol.routines import RoutineInfo
+from sidecar.protocol import ErrorObject, PlanInfo, RoutineInfo
 
 MAX_NAME = 64
 

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.coord_controller import CoordController
+from desktop.controllers.plans import CoordController
 from desktop.models.activity import ActivityEntry
 from desktop.models.run_tree import (
     TaskKey,

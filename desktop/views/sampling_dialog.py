@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.views.text import build_code_view
-from sidecar.protocol.models import SamplingInterrupt, SamplingValue
+from sidecar.protocol import SamplingInterrupt, SamplingValue
 
 
 def render_request(interrupt: SamplingInterrupt) -> str:

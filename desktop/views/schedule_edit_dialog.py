@@ -29,13 +29,14 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.views.text import build_status_label
-from sidecar.protocol import ErrorObject, ThreadInfo
-from sidecar.protocol.queue import (
+from sidecar.protocol import (
+    ErrorObject,
     QueueErrorCode,
     ScheduleCreateParams,
     ScheduleInfo,
     ScheduleKind,
     ScheduleUpdateParams,
+    ThreadInfo,
 )
 
 KINDS: tuple[tuple[ScheduleKind, str], ...] = (

@@ -7,32 +7,29 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QToolBar,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.schedules_controller import SchedulesController
-from desktop.views.main_window import MainWindow
+from desktop.controllers.schedules import SchedulesController
 from desktop.views.schedule_edit_dialog import ScheduleEditDialog
 from desktop.views.text import build_status_label
-from sidecar.protocol import ErrorObject, ThreadInfo
-from sidecar.protocol.queue import (
+from sidecar.protocol import (
+    ErrorObject,
     FireInfo,
-    NotifyParams,
     ScheduleCreateParams,
     ScheduleHistoryResult,
     ScheduleInfo,
     ScheduleUpdateParams,
+    ThreadInfo,
 )
 
 COLUMNS = ("Name", "When", "Zone", "Next (local time)", "Last result", "State")
@@ -231,36 +228,3 @@ class SchedulesPanelDialog(QDialog):
         schedule = self.selected()
         if schedule is not None:
             self.controller.delete(schedule.id)
-
-
-def add_schedules_panel(window: MainWindow, controller: SchedulesController) -> QAction:
-    """A Schedules action in the window's toolbar and File menu that opens the panel."""
-    action = QAction("Schedules", window)
-    action.setToolTip("Scheduled prompts: next times, last results, history")
-    panel: list[SchedulesPanelDialog] = []
-
-    def open_panel() -> None:
-        if not panel:
-            panel.append(
-                SchedulesPanelDialog(controller, window, lambda: window.state.threads.threads)
-            )
-        controller.reload()
-        panel[0].show()
-        panel[0].raise_()
-
-    action.triggered.connect(open_panel)
-    toolbar = window.findChild(QToolBar, "main_toolbar")
-    if toolbar is not None:
-        toolbar.addAction(action)
-    window.menu_actions.add_panel(action)
-    return action
-
-
-NOTICE_MS = 15_000
-
-
-def show_automation_notice(window: MainWindow, notice: NotifyParams) -> None:
-    """A scheduled run or the heartbeat wants the author: a desktop notification when the
-    window is in the background, else a line in the status bar."""
-    if not window.notifier.notify(notice.title, notice.text):
-        window.statusBar().showMessage(f"{notice.title}: {notice.text}", NOTICE_MS)

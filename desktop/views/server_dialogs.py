@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 
 from desktop.models.servers import format_protocol_log
 from desktop.views.text import build_code_view, build_status_label
-from sidecar.protocol.servers import ServerLogsResult
+from sidecar.protocol import ServerLogsResult
 
 
 class ReportDialog(QDialog):

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from desktop.models.servers import format_key_values, parse_key_values, parse_lines
 from desktop.views.text import build_status_label
-from sidecar.protocol.servers import ServerConfigInfo
+from sidecar.protocol import ServerConfigInfo
 
 SECRET_HINT = (
     "Put secrets in env or headers as ${secret:NAME} (set the value with “Set secret…”), "

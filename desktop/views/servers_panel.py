@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.controllers.servers import ServersController
 from desktop.models.servers import (
     Light,
     describe_server,
@@ -28,11 +29,10 @@ from desktop.models.servers import (
     format_test_result,
     light_for,
 )
-from desktop.servers_controller import ServersController
 from desktop.views.server_dialogs import ReportDialog, SecretDialog, ServerLogsDialog
 from desktop.views.server_edit_dialog import ServerEditDialog
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.servers import (
+from sidecar.protocol import (
+    ErrorObject,
     LaunchPreviewInfo,
     ServerConfigInfo,
     ServerImportResult,

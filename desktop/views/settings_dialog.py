@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.coord_controller import CoordController
+from desktop.controllers.plans import CoordController
 from desktop.views.profiles_tab import ProfilesTabWidget
 from sidecar.protocol import SettingsInfo, SettingsSetParams
 

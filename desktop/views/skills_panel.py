@@ -15,7 +15,6 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QIcon
 from PySide6.QtWidgets import (
-    QDockWidget,
     QHBoxLayout,
     QLineEdit,
     QPlainTextEdit,
@@ -28,13 +27,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.skills_controller import SkillsController, routine_command
-from desktop.views.main_window import MainWindow
+from desktop.controllers.skills import SkillsController, routine_command
 from desktop.views.routine_dialogs import RoutineRunDialog, SaveRoutineDialog
 from desktop.views.text import ERROR_COLOUR, WARNING_COLOUR, build_status_label
-from sidecar.protocol import ErrorObject, PlanInfo
-from sidecar.protocol.routines import RoutineInfo, RoutineProblem
-from sidecar.protocol.skills import SkillInfo, SkillReadResult
+from sidecar.protocol import (
+    ErrorObject,
+    PlanInfo,
+    RoutineInfo,
+    RoutineProblem,
+    SkillInfo,
+    SkillReadResult,
+)
 
 COLUMNS = ("Name", "Where", "Problem")
 WHERE, PROBLEM = 1, 2
@@ -329,22 +332,3 @@ def _mark_error(item: QTreeWidgetItem, failed: bool) -> None:
     else:
         item.setIcon(0, QIcon())
         item.setForeground(PROBLEM, QBrush())
-
-
-def add_skills_panel(window: MainWindow, controller: SkillsController) -> QDockWidget:
-    """The Skills dock, toggled from View → Skills (hidden until asked for, unless the saved
-    layout shows it); it reloads each time it is shown. "Run…" sends through the window's send
-    path; the run tree's "Save plan as routine…" opens the save dialog here."""
-    panel = SkillsPanelWidget(controller)
-    dock = QDockWidget("Skills", window)
-    dock.setObjectName("skills_dock")
-    dock.setWidget(panel)
-    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-    if not window.restoreDockWidget(dock):
-        dock.hide()
-    dock.visibilityChanged.connect(lambda visible: panel.reload() if visible else None)
-    window.menu_actions.add_view_panel(dock.toggleViewAction())
-    panel.run_requested.connect(window.controller.send_message)
-    if window.run_tree is not None:
-        window.run_tree.save_routine_requested.connect(panel.open_save_routine)
-    return dock

@@ -16,9 +16,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.budget_controller import ThreadBudgetController
+from desktop.controllers.budget import ThreadBudgetController
 from desktop.models.thread_budget import describe_budget
-from sidecar.protocol.budgets import MAX_BUDGET_COST, MAX_BUDGET_TOKENS, BudgetInfo
+from sidecar.protocol import MAX_BUDGET_COST, MAX_BUDGET_TOKENS, BudgetInfo
 
 
 class ThreadBudgetDialog(QDialog):

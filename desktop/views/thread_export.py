@@ -14,10 +14,9 @@ from typing import Protocol
 from PySide6.QtCore import QObject, QStandardPaths, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from desktop.ipc.pending import PendingRequest
-from desktop.memory_controller import ExportFormat
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.memory import ThreadExportResult
+from desktop.controllers import PendingRequest
+from desktop.controllers.memory import ExportFormat
+from sidecar.protocol import ErrorObject, ThreadExportResult
 
 NAME_FILTERS: dict[ExportFormat, str] = {
     "markdown": "Markdown (*.md)",

@@ -23,12 +23,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ipc.pending import PendingRequest
-from desktop.memory_controller import CompactionMode, ExportFormat
+from desktop.controllers import PendingRequest
+from desktop.controllers.memory import CompactionMode, ExportFormat
 from desktop.models.emitter import Emitter
 from desktop.models.session import SessionState
-from desktop.models.thread_list_model import THREAD_ID_ROLE, ThreadListModel
-from sidecar.protocol.queue import QueueMode
+from desktop.views.thread_list_model import THREAD_ID_ROLE, ThreadListModel
+from sidecar.protocol import QueueMode
 
 CHANNEL_MAX_LENGTH = 200
 """The longest channel name `thread/compaction` accepts."""

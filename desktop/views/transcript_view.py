@@ -28,7 +28,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QKeySequence, QPaintEvent, QShortcut
 from PySide6.QtWidgets import QAbstractItemView, QListView, QVBoxLayout, QWidget
 
-from desktop.ipc.pending import PendingRequest
+from desktop.controllers import PendingRequest
 from desktop.models.stream_text import AppendBuffer
 from desktop.models.transcript import Transcript
 from desktop.models.transcript_entries import MessageEntry, ToolCallEntry
@@ -47,9 +47,7 @@ from desktop.views.transcript_render import (
     entry_text,
     tool_details,
 )
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.history import SearchHit, ThreadSearchResult
-from sidecar.protocol.memory import SummaryInfo
+from sidecar.protocol import ErrorObject, SearchHit, SummaryInfo, ThreadSearchResult
 
 logger = logging.getLogger(__name__)
 

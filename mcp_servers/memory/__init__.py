@@ -7,9 +7,19 @@ the store directly, as the one writer); the submodules are private.
 from .errors import MemoryErrorCode, MemoryRefusal
 from .query import fts_query, selective_terms, terms_of
 from .server import SCOPE_ARGUMENTS, WRITE_TOOLS, build_server, public_schema
-from .store import TIERS, Memory, MemoryStore, Scope, Tier, check_text, check_tier
+from .store import (
+    MEMORY_SCHEMA,
+    TIERS,
+    Memory,
+    MemoryStore,
+    Scope,
+    Tier,
+    check_text,
+    check_tier,
+)
 
 __all__ = [
+    "MEMORY_SCHEMA",
     "SCOPE_ARGUMENTS",
     "TIERS",
     "WRITE_TOOLS",

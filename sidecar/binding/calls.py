@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -54,7 +54,7 @@ class AskAuthor(Protocol):
     """
 
     async def __call__(
-        self, call: InFlightCall | None, payload: dict[str, Any], check: AnswerCheck | None
+        self, call: InFlightCall | None, payload: Mapping[str, object], check: AnswerCheck | None
     ) -> dict[str, Any]: ...
 
 
@@ -81,7 +81,7 @@ class InFlightCall:
     """The subagent task making the call (server requests may arrive in another task)."""
 
     async def ask(
-        self, payload: dict[str, Any], check: AnswerCheck | None = None
+        self, payload: Mapping[str, object], check: AnswerCheck | None = None
     ) -> dict[str, Any]:
         """Ask the author on this call's behalf; the call's idle limit waits meanwhile.
 

@@ -12,41 +12,25 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from mcp_servers.memory import Memory, MemoryStore, Scope, selective_terms, terms_of
+from mcp_servers.memory import Memory, MemoryStore, Scope, terms_of
 from sidecar.context.budget import Budget
 from sidecar.context.identity import ROLES, Identity
 from sidecar.context.render import identity_note, mark_data
 from sidecar.context.tokens import TokenCounter
 from sidecar.store import Store
 from sidecar.store.context import ContextRepo, SummaryRecord
+from sidecar.turn.events import ContextItem
+from sidecar.turn.state import ChatEntry, Role
 
 MEMORY_MATCHES = 12
 RECENT_MEMORIES = 5
 OLDER_MATCHES = 6
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One entry of the `context` report: a part of the context, in or out, and why."""
-
-    kind: str
-    label: str
-    tokens: int
-    included: bool
-    reason: str
-    ref: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "label": self.label,
-            "tokens": self.tokens,
-            "included": self.included,
-            "reason": self.reason,
-            "ref": self.ref,
-        }
+Item = ContextItem
+"""One entry of the `context` report: a part of the context, in or out, and why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +43,7 @@ class CompactionPlan:
 
 @dataclass(slots=True)
 class Assembly:
-    turns: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    turns: list[ChatEntry] = field(default_factory=list[ChatEntry])
     items: list[Item] = field(default_factory=list[Item])
     warnings: list[str] = field(default_factory=list[str])
     used: int = 0
@@ -67,7 +51,7 @@ class Assembly:
     first_recent_seq: int | None = None
     left_out_messages: int = 0
 
-    def add(self, item: Item, turn: dict[str, Any] | None = None) -> None:
+    def add(self, item: Item, turn: ChatEntry | None = None) -> None:
         self.items.append(item)
         if item.included:
             self.used += item.tokens
@@ -98,13 +82,13 @@ class RecentCache:
         read: list[Row] = []
         self._remember(key, read)
         if cached:
-            newer = store.conn.execute(_RECENT_SQL, (thread_id, cached[0][0])).fetchall()
+            newer = store.newest_rows(thread_id, after_seq=cached[0][0])
             read.extend(_row(r, counter) for r in newer)
             read.extend(cached)
             yield from read[:]
-            older = store.conn.execute(_OLDER_SQL, (thread_id, floor, read[-1][0]))
+            older = store.newest_rows(thread_id, after_seq=floor, before_seq=read[-1][0])
         else:
-            older = store.conn.execute(_RECENT_SQL, (thread_id, floor))
+            older = store.newest_rows(thread_id, after_seq=floor)
         for row in older:
             read.append(_row(row, counter))
             yield read[-1]
@@ -307,15 +291,8 @@ def _summary(
     out.add(Item("summary", label, tokens, True, "the thread's summary"), _system(note))
 
 
-def _system(content: str) -> dict[str, Any]:
+def _system(content: str) -> ChatEntry:
     return {"role": "system", "content": content}
-
-
-_COLUMNS = "SELECT seq, role, content, tool_calls IS NOT NULL AND tool_calls != '[]'"
-_RECENT_SQL = f"{_COLUMNS} FROM messages WHERE thread_id = ? AND seq > ? ORDER BY seq DESC"
-_OLDER_SQL = (
-    f"{_COLUMNS} FROM messages WHERE thread_id = ? AND seq > ? AND seq < ? ORDER BY seq DESC"
-)
 
 
 def _recent(
@@ -347,7 +324,7 @@ def _recent(
         first_seq = seq
         scanned += 1
     kept.reverse()
-    out.turns.extend({"role": role, "content": content} for _seq, role, content in kept)
+    out.turns.extend({"role": cast(Role, role), "content": c} for _seq, role, c in kept)
     out.used += used
     out.first_recent_seq = first_seq
     if kept:
@@ -380,7 +357,7 @@ def _left_out(
     thread's message counter, not from counting rows."""
     first_seq, half_first = bounds
     floor = summary.to_seq if summary is not None else 0
-    left = max(0, _message_count(store, thread_id) - scanned)
+    left = max(0, store.contexts.message_count(thread_id) - scanned)
     summarized = min(left, summary.messages) if summary is not None else 0
     if summarized:
         out.items.append(
@@ -389,14 +366,10 @@ def _left_out(
     out.left_out_messages = left
     if first_seq is None:
         return
-    low = store.conn.execute(
-        "SELECT MIN(seq) FROM messages WHERE thread_id = ? AND seq > ?", (thread_id, floor)
-    ).fetchone()[0]
-    if low is None or low >= first_seq:
+    span = store.seq_span(thread_id, after_seq=floor, before_seq=first_seq)
+    if span is None:
         return
-    high = store.conn.execute(
-        "SELECT MAX(seq) FROM messages WHERE thread_id = ? AND seq < ?", (thread_id, first_seq)
-    ).fetchone()[0]
+    low, high = span
     out.items.append(
         Item(
             "left_out",
@@ -410,13 +383,6 @@ def _left_out(
     out.compaction = CompactionPlan(int(low), max(int(high), keep_from - 1))
 
 
-def _message_count(store: Store, thread_id: str) -> int:
-    row = store.conn.execute(
-        "SELECT messages FROM thread_message_counts WHERE thread_id = ?", (thread_id,)
-    ).fetchone()
-    return int(row[0]) if row is not None else 0
-
-
 def _older(
     out: Assembly,
     store: Store,
@@ -425,10 +391,10 @@ def _older(
     text: str,
     budget: Budget,
     counter: TokenCounter,
-) -> dict[str, Any] | None:
+) -> ChatEntry | None:
     """Older messages (before the recent ones) that match the new message's words."""
     first = out.first_recent_seq
-    terms = selective_terms(store.conn, "messages_fts", terms_of(text))
+    terms = store.rare_terms(terms_of(text))
     if first is None or not terms:
         return None
     query = " ".join(terms)

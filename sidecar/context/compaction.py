@@ -150,12 +150,7 @@ def _flush(
         )
         source = hits[0].message_id if hits else None
         if source is None:
-            row = store.conn.execute(
-                "SELECT id FROM messages WHERE thread_id = ? AND seq <= ?"
-                " ORDER BY seq DESC LIMIT 1",
-                (thread_id, span[1]),
-            ).fetchone()
-            source = None if row is None else str(row[0])
+            source = store.last_message_id_through(thread_id, span[1])
         try:
             saved.append(memory.write(scope, tier, fact, by="agent", source_message=source))
         except MemoryRefusal as exc:

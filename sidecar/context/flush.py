@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from mcp_servers.memory import Memory, MemoryErrorCode, MemoryRefusal, MemoryStore, Scope
+from sidecar.turn.events import MemoryAction
+from sidecar.turn.state import StagedWrite
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,13 +15,13 @@ class Applied:
     """What one staged write did: `action` is saved, updated, forgotten, pinned, unpinned or
     failed (with `error`)."""
 
-    action: str
+    action: MemoryAction
     key: str
     memory: Memory | None = None
     error: str | None = None
 
 
-def apply_staged(memory: MemoryStore, ops: list[dict[str, Any]]) -> list[Applied]:
+def apply_staged(memory: MemoryStore, ops: list[StagedWrite]) -> list[Applied]:
     """Apply staged writes in order. Each is idempotent: a write replaces its own key, and a
     memory already forgotten by an earlier flush of the same turn counts as forgotten."""
     done: list[Applied] = []
@@ -35,7 +37,7 @@ def apply_staged(memory: MemoryStore, ops: list[dict[str, Any]]) -> list[Applied
     return done
 
 
-def _apply(memory: MemoryStore, op: dict[str, Any], key: str) -> Applied:
+def _apply(memory: MemoryStore, op: StagedWrite, key: str) -> Applied:
     arguments = cast(dict[str, Any], op.get("arguments") or {})
     scope = Scope(**cast(dict[str, str | None], op["scope"]))
     kind = op["op"]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 
 from mcp_servers.memory import MemoryStore
 from sidecar.context.assemble import RecentCache, Sources
-from sidecar.context.vectors import VectorIndex
 from sidecar.store import Store
 from sidecar.store.context import ContextRepo
+from sidecar.store.libraries import open_vectors
+from sidecar.store.vectors import VectorRepo
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,31 +21,18 @@ class MemoryDeps:
     window: int | None = None
 
     recent: RecentCache = field(default_factory=RecentCache)
-    _vectors: list[VectorIndex] = field(default_factory=list[VectorIndex])
+    _vectors: list[VectorRepo] = field(default_factory=list[VectorRepo])
 
     def sources(self, store: Store) -> Sources:
         return Sources(store, self.memory, self.contexts, self.recent)
 
-    def vectors(self) -> VectorIndex:
+    def vectors(self) -> VectorRepo:
         """The memories' vectors (their table is made on first use: only with an embedding
         model configured)."""
         if not self._vectors:
-            self._vectors.append(VectorIndex(self.memory.conn))
+            self._vectors.append(open_vectors(self.memory))
         return self._vectors[0]
 
 
 def build_memory_deps(store: Store, window: int | None = None) -> MemoryDeps:
-    return MemoryDeps(open_memory(store.conn), ContextRepo(store.conn), window)
-
-
-def open_memory(conn: sqlite3.Connection) -> MemoryStore:
-    """The memory tiers in the one database: sources are checked against the thread's
-    messages, and an agent's memory must name one."""
-
-    def check(thread: str, message: str) -> bool:
-        row = conn.execute(
-            "SELECT 1 FROM messages WHERE id = ? AND thread_id = ?", (message, thread)
-        ).fetchone()
-        return row is not None
-
-    return MemoryStore(conn, source_check=check, require_source=True)
+    return MemoryDeps(store.open_memory(), store.contexts, window)

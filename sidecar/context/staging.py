@@ -24,6 +24,7 @@ from mcp_servers.memory import (
 )
 from sidecar.host.types import ToolOutcome
 from sidecar.llm.types import ToolSpec
+from sidecar.turn.state import StagedWrite, ToolCallEntry
 
 MEMORY_SERVER = "memory"
 PREFIX = f"{MEMORY_SERVER}__"
@@ -73,21 +74,21 @@ def check_write(
 
 
 def route_memory_calls(
-    calls: list[dict[str, Any]],
+    calls: list[ToolCallEntry],
     *,
     memory: MemoryStore,
     scope: Scope,
     turn_id: str,
     source_message: str | None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[tuple[dict[str, Any], ToolOutcome]]]:
+) -> tuple[list[ToolCallEntry], list[StagedWrite], list[tuple[ToolCallEntry, ToolOutcome]]]:
     """Split the planner's calls: (calls to run, staged writes, answered calls with outcomes).
 
     Memory reads stay calls to run, with this turn's scope filled in; memory writes are
     checked and either staged (answered "staged") or refused (answered with the error).
     """
-    run: list[dict[str, Any]] = []
-    staged: list[dict[str, Any]] = []
-    answered: list[tuple[dict[str, Any], ToolOutcome]] = []
+    run: list[ToolCallEntry] = []
+    staged: list[StagedWrite] = []
+    answered: list[tuple[ToolCallEntry, ToolOutcome]] = []
     for call in calls:
         name = str(call["name"])
         if not name.startswith(PREFIX):
@@ -102,7 +103,7 @@ def route_memory_calls(
         if problem is not None:
             answered.append((call, ToolOutcome(is_error=True, text=problem)))
             continue
-        op = {
+        op: StagedWrite = {
             "op": tool,
             "call_id": call["id"],
             "key": arguments.get("key") or stage_key(turn_id, str(call["id"])),

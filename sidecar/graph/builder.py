@@ -9,6 +9,7 @@ per open task, whose results join back in dispatch; persist → END.
 
 from __future__ import annotations
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 
 from sidecar.graph.deps import GraphDeps
@@ -18,7 +19,8 @@ from sidecar.graph.nodes.dispatch import make_dispatch, make_fan_out, make_subag
 from sidecar.graph.nodes.persist import make_persist
 from sidecar.graph.nodes.planner import make_planner
 from sidecar.graph.nodes.tool import make_tool
-from sidecar.turn.emit import traced
+from sidecar.turn.compiled import TurnGraph
+from sidecar.turn.events import traced
 from sidecar.turn.state import Route, TurnState
 
 NODES = ("context", "planner", "tool", "dispatch", "subagent", "interrupt", "persist")
@@ -50,4 +52,11 @@ def build_graph(deps: GraphDeps) -> StateGraph[TurnState]:
     graph.add_conditional_edges("dispatch", make_fan_out(deps), ["subagent", "dispatch", "planner"])
     graph.add_edge("subagent", "dispatch")
     graph.add_edge("persist", END)
+    return graph
+
+
+def compile_graph(deps: GraphDeps, saver: BaseCheckpointSaver[str]) -> TurnGraph:
+    """The main graph compiled on `saver`, handed to `deps.compiled` for subagents too."""
+    graph: TurnGraph = build_graph(deps).compile(checkpointer=saver)
+    deps.compiled.set(graph, saver)
     return graph

@@ -10,13 +10,18 @@ from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.host.host import ServerUnavailableError
 from sidecar.host.types import UnknownToolError
-from sidecar.protocol.agents import AgentProviderInfo, AgentProvidersResult, AgentsEmpty
+from sidecar.protocol import (
+    AGENTS_PROVIDERS,
+    AgentProviderInfo,
+    AgentProvidersResult,
+    AgentsEmpty,
+)
 
 AGENTS_TOOL = "agents__agent_providers"
 STARTING_WAIT_S = 5.0
 
 
-@registry.method("agents/providers")
+@registry.method(AGENTS_PROVIDERS)
 async def list_providers(svc: Services, params: AgentsEmpty) -> AgentProvidersResult:
     del params
     await svc.host.wait_ready()

@@ -8,8 +8,15 @@ from contextlib import contextmanager
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.host.features.client import FeatureRefusedError, FeatureUnavailableError, HostFeatures
-from sidecar.protocol import RpcError
-from sidecar.protocol.features import (
+from sidecar.protocol import (
+    PROMPT_GET,
+    PROMPT_LIST,
+    RESOURCE_ATTACH,
+    RESOURCE_LIST,
+    RESOURCE_READ,
+    RESOURCE_SUBSCRIBE,
+    SERVER_LOG_LIST,
+    SERVER_LOG_SET_LEVEL,
     FeatureErrorCode,
     FeaturesEmpty,
     PromptGetParams,
@@ -22,6 +29,7 @@ from sidecar.protocol.features import (
     ResourceReadResult,
     ResourceRef,
     ResourceSubscribeParams,
+    RpcError,
     ServerLogEntry,
     ServerLogListParams,
     ServerLogListResult,
@@ -46,7 +54,7 @@ def _feature_errors() -> Generator[None]:
         raise RpcError(FeatureErrorCode.SERVER_REFUSED, str(exc)) from exc
 
 
-@registry.method("server_log/list")
+@registry.method(SERVER_LOG_LIST)
 async def server_log_list(svc: Services, params: ServerLogListParams) -> ServerLogListResult:
     logs = _features(svc).logs
     entries = logs.entries(
@@ -70,7 +78,7 @@ async def server_log_list(svc: Services, params: ServerLogListParams) -> ServerL
     )
 
 
-@registry.method("server_log/set_level")
+@registry.method(SERVER_LOG_SET_LEVEL)
 async def server_log_set_level(
     svc: Services, params: ServerLogSetLevelParams
 ) -> ServerLogSetLevelResult:
@@ -81,28 +89,28 @@ async def server_log_set_level(
     )
 
 
-@registry.method("resource/list")
+@registry.method(RESOURCE_LIST)
 async def resource_list(svc: Services, params: ResourceListParams) -> ResourceListResult:
     with _feature_errors():
         resources, templates = await _features(svc).resources(params.server)
     return ResourceListResult.model_validate({"resources": resources, "templates": templates})
 
 
-@registry.method("resource/read")
+@registry.method(RESOURCE_READ)
 async def resource_read(svc: Services, params: ResourceRef) -> ResourceReadResult:
     with _feature_errors():
         read = await _features(svc).read_resource(params.server, params.uri)
     return ResourceReadResult.model_validate(read)
 
 
-@registry.method("resource/attach")
+@registry.method(RESOURCE_ATTACH)
 async def resource_attach(svc: Services, params: ResourceRef) -> ResourceAttachResult:
     with _feature_errors():
         attached = await _features(svc).attach_resource(params.server, params.uri)
     return ResourceAttachResult.model_validate(attached)
 
 
-@registry.method("resource/subscribe")
+@registry.method(RESOURCE_SUBSCRIBE)
 async def resource_subscribe(svc: Services, params: ResourceSubscribeParams) -> FeaturesEmpty:
     with _feature_errors():
         await _features(svc).subscribe_resource(
@@ -111,14 +119,14 @@ async def resource_subscribe(svc: Services, params: ResourceSubscribeParams) -> 
     return FeaturesEmpty()
 
 
-@registry.method("prompt/list")
+@registry.method(PROMPT_LIST)
 async def prompt_list(svc: Services, params: PromptListParams) -> PromptListResult:
     with _feature_errors():
         prompts = await _features(svc).prompts(params.server)
     return PromptListResult.model_validate({"prompts": prompts})
 
 
-@registry.method("prompt/get")
+@registry.method(PROMPT_GET)
 async def prompt_get(svc: Services, params: PromptGetParams) -> PromptGetResult:
     with _feature_errors():
         got = await _features(svc).get_prompt(params.server, params.name, params.arguments)

@@ -5,7 +5,10 @@ from __future__ import annotations
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.protocol import (
+    INITIALIZE,
+    PING,
     PROTOCOL_VERSION,
+    SHUTDOWN,
     Empty,
     ErrorCode,
     InitializeParams,
@@ -14,7 +17,7 @@ from sidecar.protocol import (
 )
 
 
-@registry.method("initialize")
+@registry.method(INITIALIZE)
 async def initialize(svc: Services, params: InitializeParams) -> InitializeResult:
     major = params.protocol_version.split(".")[0]
     if major != PROTOCOL_VERSION.split(".")[0]:
@@ -34,13 +37,13 @@ async def initialize(svc: Services, params: InitializeParams) -> InitializeResul
     )
 
 
-@registry.method("ping")
+@registry.method(PING)
 async def ping(svc: Services, params: Empty) -> Empty:
     del svc, params
     return Empty()
 
 
-@registry.method("shutdown")
+@registry.method(SHUTDOWN)
 async def shutdown(svc: Services, params: Empty) -> Empty:
     del params
     svc.shutdown_requested.set()

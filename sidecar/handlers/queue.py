@@ -8,8 +8,12 @@ from contextlib import contextmanager
 from sidecar.handlers.errors import typed_errors
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
-from sidecar.protocol import ErrorCode, RpcError
-from sidecar.protocol.queue import (
+from sidecar.protocol import (
+    QUEUE_EDIT,
+    QUEUE_LIST,
+    QUEUE_SET_MODE,
+    QUEUE_WITHDRAW,
+    ErrorCode,
     QueuedMessageInfo,
     QueueEditParams,
     QueueEmpty,
@@ -18,6 +22,7 @@ from sidecar.protocol.queue import (
     QueueListResult,
     QueueModeParams,
     QueueRef,
+    RpcError,
 )
 from sidecar.runtime.queueing import (
     AlreadyDeliveredError,
@@ -48,7 +53,7 @@ def _desk(svc: Services) -> QueueDesk:
     return svc.queue
 
 
-@registry.method("queue/list")
+@registry.method(QUEUE_LIST)
 async def queue_list(svc: Services, params: QueueListParams) -> QueueListResult:
     desk = _desk(svc)
     with typed_errors():
@@ -60,19 +65,19 @@ async def queue_list(svc: Services, params: QueueListParams) -> QueueListResult:
     )
 
 
-@registry.method("queue/edit")
+@registry.method(QUEUE_EDIT)
 async def queue_edit(svc: Services, params: QueueEditParams) -> QueuedMessageInfo:
     with typed_errors(), queue_errors():
         return _desk(svc).edit(params.thread_id, params.message_id, params.text)
 
 
-@registry.method("queue/withdraw")
+@registry.method(QUEUE_WITHDRAW)
 async def queue_withdraw(svc: Services, params: QueueRef) -> QueuedMessageInfo:
     with typed_errors(), queue_errors():
         return _desk(svc).withdraw(params.thread_id, params.message_id)
 
 
-@registry.method("queue/set_mode")
+@registry.method(QUEUE_SET_MODE)
 async def queue_set_mode(svc: Services, params: QueueModeParams) -> QueueEmpty:
     with typed_errors(), queue_errors():
         _desk(svc).set_mode(params.thread_id, params.mode)

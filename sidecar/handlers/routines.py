@@ -20,14 +20,16 @@ from sidecar.plans.routines import (
     save,
 )
 from sidecar.plans.shapes import task_spec
-from sidecar.protocol import RpcError
-from sidecar.protocol.routines import (
+from sidecar.protocol import (
+    ROUTINE_LIST,
+    ROUTINE_SAVE,
     RoutineEmpty,
     RoutineErrorCode,
     RoutineInfo,
     RoutineListResult,
     RoutineProblem,
     RoutineSaveParams,
+    RpcError,
 )
 
 IO_DEADLINE_S = 10.0
@@ -48,7 +50,7 @@ def _info(workspace: Path, routine: Routine) -> RoutineInfo:
     )
 
 
-@registry.method("routine/save")
+@registry.method(ROUTINE_SAVE)
 async def routine_save(svc: Services, params: RoutineSaveParams) -> RoutineInfo:
     plan = svc.store.get_plan(params.plan_id)
     if plan is None:
@@ -68,7 +70,7 @@ async def routine_save(svc: Services, params: RoutineSaveParams) -> RoutineInfo:
     return _info(workspace, routine)
 
 
-@registry.method("routine/list")
+@registry.method(ROUTINE_LIST)
 async def routine_list(svc: Services, params: RoutineEmpty) -> RoutineListResult:
     del params
     workspace = _workspace(svc)

@@ -1,26 +1,28 @@
-"""schedule/*, automation/*, heartbeat/*: the Schedules panel's methods and the settings of
-work that starts itself."""
+"""schedule/*: the Schedules panel's schedules and their history of fires."""
 
 from __future__ import annotations
 
 from collections.abc import Generator
 from contextlib import contextmanager
 
-from pydantic import ValidationError
-
 from mcp_servers.schedule import ErrorCode as RefusalCode
 from mcp_servers.schedule import Fire, ScheduleRefusal
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
-from sidecar.protocol import ErrorCode, RpcError
-from sidecar.protocol.queue import (
-    AutomationInfo,
-    AutomationSetParams,
+from sidecar.protocol import (
+    SCHEDULE_CREATE,
+    SCHEDULE_DELETE,
+    SCHEDULE_HISTORY,
+    SCHEDULE_LIST,
+    SCHEDULE_PAUSE,
+    SCHEDULE_RESUME,
+    SCHEDULE_RUN_NOW,
+    SCHEDULE_UPDATE,
+    ErrorCode,
     FireInfo,
-    HeartbeatBeat,
-    HeartbeatHistoryResult,
     QueueEmpty,
     QueueErrorCode,
+    RpcError,
     ScheduleCreateParams,
     ScheduleHistoryResult,
     ScheduleInfo,
@@ -45,7 +47,9 @@ def _refusals() -> Generator[None]:
         raise RpcError(code, str(exc), {"reason": str(exc.code)}) from exc
 
 
-def _automation(svc: Services) -> Automation:
+def automation_of(svc: Services) -> Automation:
+    """Raises:
+    RpcError: INTERNAL_ERROR when schedules are not available."""
     if svc.automation is None:
         raise RpcError(ErrorCode.INTERNAL_ERROR, "schedules are not available")
     return svc.automation
@@ -68,19 +72,19 @@ def _fire(fire: Fire) -> FireInfo:
     )
 
 
-@registry.method("schedule/list")
+@registry.method(SCHEDULE_LIST)
 async def schedule_list(svc: Services, params: QueueEmpty) -> ScheduleListResult:
     del params
-    auto = _automation(svc)
+    auto = automation_of(svc)
     return ScheduleListResult(
         schedules=tuple(ScheduleInfo.model_validate(s.view()) for s in auto.book.list()),
         default_timezone=auto.zone_name,
     )
 
 
-@registry.method("schedule/create")
+@registry.method(SCHEDULE_CREATE)
 async def schedule_create(svc: Services, params: ScheduleCreateParams) -> ScheduleInfo:
-    auto = _automation(svc)
+    auto = automation_of(svc)
     with _refusals():
         created = auto.book.create(
             kind=params.kind,
@@ -94,9 +98,9 @@ async def schedule_create(svc: Services, params: ScheduleCreateParams) -> Schedu
         return _info(auto, created.id)
 
 
-@registry.method("schedule/update")
+@registry.method(SCHEDULE_UPDATE)
 async def schedule_update(svc: Services, params: ScheduleUpdateParams) -> ScheduleInfo:
-    auto = _automation(svc)
+    auto = automation_of(svc)
     with _refusals():
         auto.book.update(
             params.schedule_id,
@@ -109,33 +113,33 @@ async def schedule_update(svc: Services, params: ScheduleUpdateParams) -> Schedu
         return _info(auto, params.schedule_id)
 
 
-@registry.method("schedule/pause")
+@registry.method(SCHEDULE_PAUSE)
 async def schedule_pause(svc: Services, params: ScheduleRef) -> ScheduleInfo:
-    auto = _automation(svc)
+    auto = automation_of(svc)
     with _refusals():
         auto.book.set_enabled(params.schedule_id, False)
         return _info(auto, params.schedule_id)
 
 
-@registry.method("schedule/resume")
+@registry.method(SCHEDULE_RESUME)
 async def schedule_resume(svc: Services, params: ScheduleRef) -> ScheduleInfo:
-    auto = _automation(svc)
+    auto = automation_of(svc)
     with _refusals():
         auto.book.set_enabled(params.schedule_id, True)
         return _info(auto, params.schedule_id)
 
 
-@registry.method("schedule/delete")
+@registry.method(SCHEDULE_DELETE)
 async def schedule_delete(svc: Services, params: ScheduleRef) -> QueueEmpty:
     with _refusals():
-        _automation(svc).book.delete(params.schedule_id)
+        automation_of(svc).book.delete(params.schedule_id)
     return QueueEmpty()
 
 
-@registry.method("schedule/run_now")
+@registry.method(SCHEDULE_RUN_NOW)
 async def schedule_run_now(svc: Services, params: ScheduleRef) -> ScheduleRunResult:
     """Records a manual fire and starts it at once (the scheduler's own pass)."""
-    auto = _automation(svc)
+    auto = automation_of(svc)
     with _refusals():
         fire = auto.book.request_run(params.schedule_id)
     await auto.scheduler.tick()
@@ -143,47 +147,8 @@ async def schedule_run_now(svc: Services, params: ScheduleRef) -> ScheduleRunRes
     return ScheduleRunResult(run_id=done.run_id, thread_id=done.thread_id or "")
 
 
-@registry.method("schedule/history")
+@registry.method(SCHEDULE_HISTORY)
 async def schedule_history(svc: Services, params: ScheduleRef) -> ScheduleHistoryResult:
     with _refusals():
-        fires = _automation(svc).book.history(params.schedule_id)
+        fires = automation_of(svc).book.history(params.schedule_id)
     return ScheduleHistoryResult(fires=tuple(_fire(f) for f in fires))
-
-
-@registry.method("automation/get")
-async def automation_get(svc: Services, params: QueueEmpty) -> AutomationInfo:
-    del params
-    return svc.automation_settings.load() if svc.automation_settings else AutomationInfo()
-
-
-@registry.method("automation/set")
-async def automation_set(svc: Services, params: AutomationSetParams) -> AutomationInfo:
-    if svc.automation_settings is None:
-        raise RpcError(ErrorCode.INTERNAL_ERROR, "automation settings are not available")
-    try:
-        info = svc.automation_settings.update(params.model_dump())
-    except ValidationError as exc:
-        raise RpcError(QueueErrorCode.AUTOMATION_INVALID, str(exc)) from exc
-    await svc.runs.lanes.caps_changed()
-    if svc.automation is not None:
-        svc.automation.heartbeat.poke()
-    return info
-
-
-@registry.method("heartbeat/history")
-async def heartbeat_history(svc: Services, params: QueueEmpty) -> HeartbeatHistoryResult:
-    del params
-    auto = _automation(svc)
-    return HeartbeatHistoryResult(
-        thread_id=auto.heartbeat.thread_id, beats=tuple(auto.heartbeat.history())
-    )
-
-
-@registry.method("heartbeat/run_now")
-async def heartbeat_run_now(svc: Services, params: QueueEmpty) -> HeartbeatBeat:
-    del params
-    auto = _automation(svc)
-    status, detail = await auto.heartbeat.beat()
-    if status == "running":
-        return HeartbeatBeat(at=auto.clock.now(), status="running", run_id=detail)
-    return HeartbeatBeat(at=auto.clock.now(), status="skipped", reason=detail)

@@ -1,4 +1,4 @@
-"""server/* and grant/*: the servers panel and the grants panel."""
+"""server/*: the servers panel (config, status, logs, launch preview, import, secrets)."""
 
 from __future__ import annotations
 
@@ -15,15 +15,24 @@ from sidecar.host.launch import LaunchPreview
 from sidecar.host.secrets import set_keyring_secret
 from sidecar.host.spec import ServerStatus
 from sidecar.keychain import KeyringUnavailableError
-from sidecar.protocol import ErrorCode, RpcError
-from sidecar.protocol.servers import (
+from sidecar.protocol import (
+    SERVER_ADD,
+    SERVER_IMPORT,
+    SERVER_LIST,
+    SERVER_LOGS,
+    SERVER_PREVIEW,
+    SERVER_REMOVE,
+    SERVER_RESTART,
+    SERVER_SET_ENABLED,
+    SERVER_SET_SECRET,
+    SERVER_TEST,
+    SERVER_UPDATE,
     ConfigIssueInfo,
     Done,
-    GrantInfo,
-    GrantListResult,
-    GrantRevokeParams,
+    ErrorCode,
     LaunchPreviewInfo,
     ProtocolLogEntryInfo,
+    RpcError,
     SecretSetParams,
     ServerConfigInfo,
     ServerConfigParams,
@@ -94,7 +103,7 @@ def _config(svc: Services, info: ServerConfigInfo) -> ServerConfig:
         return validate_entry(info.name, entry, reserved=svc.host.builtins)
 
 
-@registry.method("server/list")
+@registry.method(SERVER_LIST)
 async def list_servers(svc: Services, params: Done) -> ServerListResult:
     del params
     host = svc.host
@@ -106,40 +115,40 @@ async def list_servers(svc: Services, params: Done) -> ServerListResult:
     )
 
 
-@registry.method("server/add")
+@registry.method(SERVER_ADD)
 async def add(svc: Services, params: ServerConfigParams) -> ServerInfo:
     config = _config(svc, params.config)
     with _server_errors():
         return server_info(await svc.host.add(config))
 
 
-@registry.method("server/update")
+@registry.method(SERVER_UPDATE)
 async def update(svc: Services, params: ServerConfigParams) -> ServerInfo:
     config = _config(svc, params.config)
     with _server_errors():
         return server_info(await svc.host.update(config))
 
 
-@registry.method("server/remove")
+@registry.method(SERVER_REMOVE)
 async def remove(svc: Services, params: ServerRef) -> Done:
     with _server_errors():
         await svc.host.remove(params.name)
     return Done()
 
 
-@registry.method("server/set_enabled")
+@registry.method(SERVER_SET_ENABLED)
 async def set_enabled(svc: Services, params: ServerSetEnabledParams) -> ServerInfo:
     with _server_errors():
         return server_info(await svc.host.set_enabled(params.name, params.enabled))
 
 
-@registry.method("server/restart")
+@registry.method(SERVER_RESTART)
 async def restart(svc: Services, params: ServerRef) -> ServerInfo:
     with _server_errors():
         return server_info(svc.host.restart(params.name))
 
 
-@registry.method("server/logs")
+@registry.method(SERVER_LOGS)
 async def logs(svc: Services, params: ServerLogsParams) -> ServerLogsResult:
     with _server_errors():
         stderr, protocol = svc.host.logs(params.name)
@@ -152,7 +161,7 @@ async def logs(svc: Services, params: ServerLogsParams) -> ServerLogsResult:
     )
 
 
-@registry.method("server/preview")
+@registry.method(SERVER_PREVIEW)
 async def preview(svc: Services, params: ServerPreviewParams) -> LaunchPreviewInfo:
     if params.config is not None:
         config = _config(svc, params.config)
@@ -181,7 +190,7 @@ def _preview_info(shown: LaunchPreview) -> LaunchPreviewInfo:
     )
 
 
-@registry.method("server/test")
+@registry.method(SERVER_TEST)
 async def test(svc: Services, params: ServerConfigParams) -> ServerTestResult:
     config = _config(svc, params.config)
     report = await svc.host.test(config)
@@ -195,7 +204,7 @@ async def test(svc: Services, params: ServerConfigParams) -> ServerTestResult:
     )
 
 
-@registry.method("server/import")
+@registry.method(SERVER_IMPORT)
 async def import_servers(svc: Services, params: ServerImportParams) -> ServerImportResult:
     with _server_errors():
         plan = await svc.host.import_file(Path(params.path))
@@ -204,52 +213,9 @@ async def import_servers(svc: Services, params: ServerImportParams) -> ServerImp
     )
 
 
-@registry.method("server/set_secret")
+@registry.method(SERVER_SET_SECRET)
 async def set_secret(svc: Services, params: SecretSetParams) -> Done:
     del svc
     with _server_errors():
         await asyncio.to_thread(set_keyring_secret, params.name, params.value or None)
-    return Done()
-
-
-@registry.method("grant/list")
-async def list_grants(svc: Services, params: Done) -> GrantListResult:
-    del params
-    return GrantListResult(
-        grants=tuple(
-            GrantInfo(
-                thread_id=g.thread_id,
-                thread_title=g.thread_title,
-                server=g.server,
-                tool=g.tool,
-                created_at=g.created_at,
-            )
-            for g in svc.store.all_grants()
-        )
-        + tuple(
-            GrantInfo(
-                thread_id=v.thread_id,
-                thread_title=v.thread_title,
-                server=v.grant.server,
-                tool=v.grant.tool,
-                created_at=v.grant.created_at,
-                plan_id=v.grant.plan_id,
-                plan_goal=v.goal,
-                task_id=v.grant.task_id,
-                paths=v.grant.paths,
-            )
-            for v in svc.store.live_plan_grants()
-        )
-    )
-
-
-@registry.method("grant/revoke")
-async def revoke_grant(svc: Services, params: GrantRevokeParams) -> Done:
-    if params.plan_id is not None:
-        task = params.task_id or ""
-        found = svc.store.revoke_plan_grant(params.plan_id, task, params.server, params.tool)
-    else:
-        found = svc.store.revoke_grant(params.thread_id, params.server, params.tool)
-    if not found:
-        raise RpcError(ErrorCode.GRANT_NOT_FOUND, "no such grant")
     return Done()

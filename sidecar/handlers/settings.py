@@ -18,8 +18,16 @@ from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE, KeyringUnavailableError
 from sidecar.llm.config import API_KEY_ENV, provider_key_vars
-from sidecar.protocol import Empty, ErrorCode, RpcError, SettingsInfo, SettingsSetParams
-from sidecar.protocol.models import ApiKeySource
+from sidecar.protocol import (
+    SETTINGS_GET,
+    SETTINGS_SET,
+    ApiKeySource,
+    Empty,
+    ErrorCode,
+    RpcError,
+    SettingsInfo,
+    SettingsSetParams,
+)
 
 KEYRING_WRITE_S = 30.0
 """How long storing the key may wait on the keyring (a locked keychain can prompt the author)."""
@@ -62,13 +70,13 @@ def key_source_of(model: str | None, env: Mapping[str, str]) -> tuple[ApiKeySour
     return "none", None
 
 
-@registry.method("settings/get")
+@registry.method(SETTINGS_GET)
 async def get(svc: Services, params: Empty) -> SettingsInfo:
     del params
     return await current(svc, reread_keyring=True)
 
 
-@registry.method("settings/set")
+@registry.method(SETTINGS_SET)
 async def set_settings(svc: Services, params: SettingsSetParams) -> SettingsInfo:
     changes = params.model_dump(exclude_unset=True)
     api_key = changes.pop("api_key", None)

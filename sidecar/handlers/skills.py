@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from sidecar import settings as settings_mod
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
-from sidecar.protocol import RpcError
-from sidecar.protocol.skills import (
+from sidecar.protocol import (
+    SKILLS_LIST,
+    SKILLS_READ,
+    RpcError,
     SkillErrorCode,
     SkillInfo,
     SkillListResult,
@@ -58,7 +60,7 @@ async def _off_loop(work: Callable[[], T]) -> T:
         raise RpcError(SkillErrorCode.SKILLS_TIMED_OUT, message) from exc
 
 
-@registry.method("skills/list")
+@registry.method(SKILLS_LIST)
 async def skills_list(svc: Services, params: SkillsEmpty) -> SkillListResult:
     del params
     roots = _roots(svc)
@@ -104,7 +106,7 @@ def _source(source: str) -> SkillSource:
     return cast(SkillSource, source)
 
 
-@registry.method("skills/read")
+@registry.method(SKILLS_READ)
 async def skills_read(svc: Services, params: SkillReadParams) -> SkillReadResult:
     roots = _roots(svc)
     return await _off_loop(lambda: _read(roots, Path(params.path)))

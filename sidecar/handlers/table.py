@@ -13,11 +13,14 @@ def load_all() -> Registry:
     """Import every handler module (registering them) and return the registry."""
     from sidecar.handlers import (
         agents,
-        budgets,
-        coord,
+        automation,
         features,
+        grants,
+        heartbeat,
+        identity,
         lifecycle,
         memory,
+        plans,
         queue,
         routines,
         runs,
@@ -29,18 +32,6 @@ def load_all() -> Registry:
         tools,
     )
 
-    del (
-        agents,
-        coord,
-        features,
-        lifecycle,
-        memory,
-        queue,
-        runs,
-        schedules,
-        servers,
-        settings,
-        threads,
-    )
-    del budgets, routines, skills, tools
+    del agents, automation, features, grants, heartbeat, identity, lifecycle, memory, plans
+    del queue, routines, runs, schedules, servers, settings, skills, threads, tools
     return registry

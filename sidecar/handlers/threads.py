@@ -1,50 +1,77 @@
-"""thread/create, list, get, rename, delete; thread/messages (pages) and thread/search."""
+"""thread/*: create, list, get, rename, delete; the history in pages (`thread/messages`) and its
+search; a thread's budget, compaction and channel, usage and export; autonomous plans."""
 
 from __future__ import annotations
 
 from sidecar.handlers.errors import typed_errors
+from sidecar.handlers.memory import memory_scope
+from sidecar.handlers.queue import queue_errors
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.protocol import (
+    THREAD_BUDGET,
+    THREAD_COMPACTION,
+    THREAD_CREATE,
+    THREAD_DELETE,
+    THREAD_EXPORT,
+    THREAD_GET,
+    THREAD_LIST,
+    THREAD_MESSAGES,
+    THREAD_RENAME,
+    THREAD_SEARCH,
+    THREAD_SET_AUTONOMOUS,
+    THREAD_SET_BUDGET,
+    THREAD_USAGE,
+    AutonomousParams,
+    BudgetInfo,
+    CompactionParams,
+    CompactionResult,
+    CoordEmpty,
     Empty,
     ErrorCode,
+    HistoryMessage,
     RpcError,
+    SearchHit,
+    SummaryInfo,
+    ThreadBudgetParams,
+    ThreadBudgetResult,
     ThreadCreateParams,
+    ThreadExportParams,
+    ThreadExportResult,
     ThreadGetParams,
     ThreadGetResult,
     ThreadInfo,
     ThreadListResult,
-    ThreadRef,
-    ThreadRenameParams,
-)
-from sidecar.protocol.history import (
-    HistoryMessage,
-    SearchHit,
     ThreadMessagesParams,
     ThreadMessagesResult,
+    ThreadRef,
+    ThreadRenameParams,
     ThreadSearchParams,
     ThreadSearchResult,
+    ThreadSetBudgetParams,
+    ThreadUsageParams,
+    ThreadUsageResult,
+    TurnUsageInfo,
 )
 from sidecar.runtime.wire import interrupt_info, message_info, thread_info
 from sidecar.store import ThreadRecord
-from sidecar.store.context import ContextRepo
 
 
 def _listed(svc: Services, record: ThreadRecord) -> ThreadInfo:
     """The thread's wire model with its channel (one thread; `thread/list` reads all at once)."""
-    channel = ContextRepo(svc.store.conn).settings(record.id).channel
+    channel = svc.store.contexts.settings(record.id).channel
     return thread_info(record).model_copy(update={"channel": channel})
 
 
-@registry.method("thread/create")
+@registry.method(THREAD_CREATE)
 async def create(svc: Services, params: ThreadCreateParams) -> ThreadInfo:
     return thread_info(svc.store.create_thread(params.title.strip() or "New thread"))
 
 
-@registry.method("thread/list")
+@registry.method(THREAD_LIST)
 async def list_threads(svc: Services, params: Empty) -> ThreadListResult:
     del params
-    channels = ContextRepo(svc.store.conn).channels()
+    channels = svc.store.contexts.channels()
     return ThreadListResult(
         threads=tuple(
             thread_info(t).model_copy(update={"channel": channels.get(t.id)})
@@ -53,7 +80,7 @@ async def list_threads(svc: Services, params: Empty) -> ThreadListResult:
     )
 
 
-@registry.method("thread/get")
+@registry.method(THREAD_GET)
 async def get(svc: Services, params: ThreadGetParams) -> ThreadGetResult:
     with typed_errors():
         record = svc.store.get_thread(params.thread_id)
@@ -69,14 +96,14 @@ async def get(svc: Services, params: ThreadGetParams) -> ThreadGetResult:
     )
 
 
-@registry.method("thread/rename")
+@registry.method(THREAD_RENAME)
 async def rename(svc: Services, params: ThreadRenameParams) -> ThreadInfo:
     with typed_errors():
         record = svc.store.rename_thread(params.thread_id, params.title.strip())
     return _listed(svc, record)
 
 
-@registry.method("thread/delete")
+@registry.method(THREAD_DELETE)
 async def delete(svc: Services, params: ThreadRef) -> Empty:
     with typed_errors():
         svc.store.get_thread(params.thread_id)
@@ -87,7 +114,7 @@ async def delete(svc: Services, params: ThreadRef) -> Empty:
     return Empty()
 
 
-@registry.method("thread/messages")
+@registry.method(THREAD_MESSAGES)
 async def messages(svc: Services, params: ThreadMessagesParams) -> ThreadMessagesResult:
     """A page of the thread's messages; one cursor at most.
 
@@ -120,7 +147,7 @@ async def messages(svc: Services, params: ThreadMessagesParams) -> ThreadMessage
     )
 
 
-@registry.method("thread/search")
+@registry.method(THREAD_SEARCH)
 async def search(svc: Services, params: ThreadSearchParams) -> ThreadSearchResult:
     """Full-text search in one thread, newest hit first.
 
@@ -148,3 +175,111 @@ async def search(svc: Services, params: ThreadSearchParams) -> ThreadSearchResul
     return ThreadSearchResult(
         thread_id=params.thread_id, hits=hits, has_more=len(found) > params.limit
     )
+
+
+@registry.method(THREAD_SET_AUTONOMOUS)
+async def set_autonomous(svc: Services, params: AutonomousParams) -> CoordEmpty:
+    with typed_errors():
+        svc.store.set_autonomous(params.thread_id, params.autonomous)
+    return CoordEmpty()
+
+
+def _budget_result(svc: Services, thread_id: str) -> ThreadBudgetResult:
+    if not svc.store.has_thread(thread_id):
+        raise RpcError(ErrorCode.THREAD_NOT_FOUND, f"thread not found: {thread_id}")
+    budget = svc.store.budgets.thread_budget(thread_id)
+    spent = svc.store.budgets.thread_spent(thread_id)
+    return ThreadBudgetResult(
+        thread_id=thread_id,
+        budget=None if budget is None else BudgetInfo.model_validate(budget.fields()),
+        spent_tokens=spent.tokens,
+        spent_cost=spent.cost,
+        cost_unknown=spent.cost_unknown,
+    )
+
+
+@registry.method(THREAD_BUDGET)
+async def thread_budget_get(svc: Services, params: ThreadBudgetParams) -> ThreadBudgetResult:
+    return _budget_result(svc, params.thread_id)
+
+
+@registry.method(THREAD_SET_BUDGET)
+async def thread_budget_set(svc: Services, params: ThreadSetBudgetParams) -> ThreadBudgetResult:
+    """A turn of the thread that waits on the budget question still asks; the next step (or
+    the answer) sees the new limits."""
+    if not svc.store.has_thread(params.thread_id):
+        raise RpcError(ErrorCode.THREAD_NOT_FOUND, f"thread not found: {params.thread_id}")
+    svc.store.budgets.set_thread_budget(params.thread_id, params.budget_tokens, params.budget_cost)
+    return _budget_result(svc, params.thread_id)
+
+
+@registry.method(THREAD_COMPACTION)
+async def compaction(svc: Services, params: CompactionParams) -> CompactionResult:
+    mem, _ = await memory_scope(svc, params.thread_id)
+    contexts = mem.contexts
+    if params.mode is not None:
+        contexts.set_compaction(params.thread_id, mode=params.mode)
+    if params.compact_now and svc.queue is not None:
+        # A `/compact` turn: at once on an idle thread, right after the running turn otherwise.
+        with queue_errors():
+            await svc.queue.submit(params.thread_id, "/compact", "followup")
+    elif params.compact_now:  # no message queue (an app without one): at the next turn
+        contexts.set_compaction(params.thread_id, compact_next=True)
+    if params.set_channel:
+        contexts.set_channel(params.thread_id, (params.channel or "").strip() or None)
+    current = contexts.settings(params.thread_id)
+    records = contexts.summaries(params.thread_id)
+    following = contexts.messages_after(params.thread_id, (s.to_seq for s in records))
+    summaries = tuple(
+        SummaryInfo(
+            from_seq=s.from_seq,
+            to_seq=s.to_seq,
+            messages=s.messages,
+            text=s.text,
+            created_at=s.created_at,
+            from_id=s.from_id,
+            to_id=s.to_id,
+            next_id=following.get(s.to_seq),
+        )
+        for s in records
+    )
+    return CompactionResult(
+        mode=current.compaction,
+        compact_next=current.compact_next,
+        channel=current.channel,
+        summaries=summaries,
+    )
+
+
+@registry.method(THREAD_USAGE)
+async def usage(svc: Services, params: ThreadUsageParams) -> ThreadUsageResult:
+    mem, _ = await memory_scope(svc, params.thread_id)
+    turns = mem.contexts.usage(params.thread_id)
+    costs = [t.cost for t in turns if t.cost is not None]
+    return ThreadUsageResult(
+        turns=tuple(
+            TurnUsageInfo(
+                turn_id=t.turn_id,
+                model=t.model,
+                prompt_tokens=t.prompt_tokens,
+                completion_tokens=t.completion_tokens,
+                cost=t.cost,
+                created_at=t.created_at,
+            )
+            for t in turns
+        ),
+        prompt_tokens=sum(t.prompt_tokens for t in turns),
+        completion_tokens=sum(t.completion_tokens for t in turns),
+        cost=sum(costs) if costs else None,
+    )
+
+
+@registry.method(THREAD_EXPORT)
+async def export(svc: Services, params: ThreadExportParams) -> ThreadExportResult:
+    mem, _ = await memory_scope(svc, params.thread_id)
+    thread = svc.store.get_thread(params.thread_id)
+    from sidecar.context.export import thread_json, thread_markdown
+
+    render = thread_markdown if params.format == "markdown" else thread_json
+    content = render(svc.store, mem.contexts, thread)
+    return ThreadExportResult(format=params.format, content=content)

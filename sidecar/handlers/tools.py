@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
-from sidecar.protocol import Empty, ToolInfo, ToolListResult
+from sidecar.protocol import (
+    TOOL_LIST,
+    Empty,
+    ToolInfo,
+    ToolListResult,
+)
 
 # How long a listing waits for servers still starting (external ones too); one slower than this
 # is listed without its tools, as its status says.
 STARTING_WAIT_S = 5.0
 
 
-@registry.method("tool/list")
+@registry.method(TOOL_LIST)
 async def list_tools(svc: Services, params: Empty) -> ToolListResult:
     del params
     await svc.host.wait_ready()

@@ -15,13 +15,12 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from sidecar.host.calls import call_tool
 from sidecar.host.config import ConfigFile, ConfigIssue, ServerConfig
 from sidecar.host.connection import Connection
 from sidecar.host.features.client import ClientFeatures, NoFeatures
 from sidecar.host.importing import ImportPlan, plan_import, read_foreign_config
 from sidecar.host.launch import LaunchPreview, build_launch, preview
-from sidecar.host.logs import LogEntry, StderrTail
+from sidecar.host.logs import ProtocolLogEntry, StderrTail
 from sidecar.host.secrets import SecretLookup, keyring_secret
 from sidecar.host.spec import (
     RequiredServerError,
@@ -33,6 +32,7 @@ from sidecar.host.spec import (
     StatusListener,
 )
 from sidecar.host.testing import TestReport, test_connection
+from sidecar.host.tool_call import call_tool
 from sidecar.host.types import HostTool, ProgressSink, ToolOutcome, UnknownToolError, split_name
 
 __all__ = [
@@ -274,7 +274,7 @@ class ToolHost:
             conn.restart()
         return conn.status()
 
-    def logs(self, name: str) -> tuple[list[str], list[LogEntry]]:
+    def logs(self, name: str) -> tuple[list[str], list[ProtocolLogEntry]]:
         """The server's stderr tail and protocol log (both redacted of its secrets)."""
         conn = self._get(name)
         return list(conn.stderr.lines), list(conn.protocol.entries)

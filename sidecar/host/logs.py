@@ -26,7 +26,7 @@ Direction = Literal["out", "in", "host"]
 
 
 @dataclass(frozen=True, slots=True)
-class LogEntry:
+class ProtocolLogEntry:
     at: float
     direction: Direction
     text: str
@@ -36,11 +36,11 @@ class ProtocolLog:
     """A bounded log of messages and supervisor events."""
 
     def __init__(self, limit: int = 500) -> None:
-        self.entries: deque[LogEntry] = deque(maxlen=limit)
+        self.entries: deque[ProtocolLogEntry] = deque(maxlen=limit)
         self.redact = Redactor()
 
     def add(self, direction: Direction, text: str) -> None:
-        self.entries.append(LogEntry(time.time(), direction, self.redact(text)))
+        self.entries.append(ProtocolLogEntry(time.time(), direction, self.redact(text)))
 
     def message(self, direction: Direction, message: object) -> None:
         self.add(direction, describe(message))

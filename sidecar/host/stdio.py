@@ -47,10 +47,9 @@ from sidecar.host.stdio_process import (
     terminate_group,
     wait_process_exit,
 )
-from sidecar.protocol.ndjson import LineSplitter as NdjsonSplitter
-from sidecar.protocol.ndjson import LineTooLongError
+from sidecar.protocol.ndjson import LineSplitter, LineTooLongError
 
-__all__ = ["LineSplitter", "StdioTransport"]
+__all__ = ["StderrLineSplitter", "StdioTransport"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +70,7 @@ EXIT_DRAIN_TIMEOUT = 0.2
 _Reader = MemoryObjectSendStream[SessionMessage | Exception]
 
 
-class LineSplitter:
+class StderrLineSplitter:
     """Splits the server's stderr into lines in linear time, cutting a runaway line into pieces
     (its stdout, JSON-RPC messages, goes through the one NDJSON splitter,
     `sidecar.protocol.ndjson`, which refuses an oversized message instead).
@@ -246,7 +245,7 @@ class StdioTransport:
     async def _pump_stdout(self, live: _Live, read_writer: _Reader) -> None:
         """Deliver each complete stdout line once parsed; then drain until the pipe closes."""
         stdout = _pipe(live.process.stdout)
-        splitter = NdjsonSplitter(MAX_MESSAGE_BYTES)
+        splitter = LineSplitter(MAX_MESSAGE_BYTES)
         decoder = codecs.getincrementaldecoder(self.params.encoding)(
             self.params.encoding_error_handler
         )
@@ -313,7 +312,7 @@ class StdioTransport:
 
     async def _pump_stderr(self, live: _Live) -> None:
         stderr = _pipe(live.process.stderr)
-        splitter = LineSplitter(max_line=STDERR_LINE_LIMIT)
+        splitter = StderrLineSplitter(max_line=STDERR_LINE_LIMIT)
         with suppress(
             anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError
         ):

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sidecar.llm.window import turn_cost
 from sidecar.plans.profiles import Profile
 from sidecar.store import TaskRecord
+from sidecar.turn.events import SubagentActivity
+from sidecar.turn.questions import Question
 
 AttemptMode = Literal["start", "retry", "continue", "resume", "revise"]
 """`revise`: the same session again after its result failed a check (`previous_error` holds
@@ -30,6 +32,25 @@ class AttemptResult:
     session_ref: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class UsageSoFar:
+    """An attempt's tokens so far, and their cost (None: some step had no known price)."""
+
+    tokens: int
+    cost: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptReport:
+    """What an attempt tells its runner. Any report resets the stall clock; `activity` is what
+    the task is doing now, in a line; `event` is relayed under the task; `usage` is charged."""
+
+    activity: str | None = None
+    event: SubagentActivity | None = None
+    sub_thread_id: str | None = None
+    usage: UsageSoFar | None = None
+
+
 @dataclass(eq=False)
 class AttemptContext:
     """Everything an attempt may use; `report` tells the runner of activity (resets the stall
@@ -41,8 +62,8 @@ class AttemptContext:
     depth: int
     mode: AttemptMode
     previous_error: str | None
-    report: Callable[[dict[str, Any]], None]
-    ask: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+    report: Callable[[AttemptReport], None]
+    ask: Callable[[Question], Awaitable[dict[str, Any]]]
     started: float = field(default_factory=time.monotonic)
     tokens_in: int = 0
     tokens_out: int = 0
@@ -52,7 +73,7 @@ class AttemptContext:
     cost: float = 0.0
     cost_known: bool = True
 
-    def add_usage(self, usage: dict[str, Any]) -> None:
+    def add_usage(self, usage: Mapping[str, int]) -> None:
         prompt = int(usage.get("prompt_tokens", 0) or 0)
         completion = int(usage.get("completion_tokens", 0) or 0)
         self.tokens_in += prompt

@@ -11,14 +11,15 @@ import asyncio
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
-from typing import Any
 
+from sidecar.json_value import JsonObject
 from sidecar.plans.attempt import AttemptContext
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.profiles import AGENTS_SERVER, Profile
 from sidecar.plans.review_gate import DISPATCH_TOOL, gated
 from sidecar.store import Store, TaskRecord
 from sidecar.store.plan_grants import PlanGrant
+from sidecar.turn.questions import ApprovalQuestion
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +64,10 @@ def _covered(store: Store, ctx: AttemptContext) -> bool:
     return store.plan_grant(task.plan_id, task.id, AGENTS_SERVER, DISPATCH_TOOL) is not None
 
 
-def _payload(deps: PlanDeps, ctx: AttemptContext) -> dict[str, Any]:
+def _payload(deps: PlanDeps, ctx: AttemptContext) -> ApprovalQuestion:
     profile, task = ctx.profile, ctx.task
     folder = str(deps.workspace())
-    arguments = {
+    arguments: JsonObject = {
         "agent": profile.name,
         "kind": profile.kind,
         "objective": task.objective,

@@ -6,13 +6,15 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from sidecar.host.host import ToolHost
 from sidecar.llm.types import Planner
 from sidecar.plans.coordinator import Coordinator
 from sidecar.plans.profiles import DEFAULT_PROFILES, Profile
 from sidecar.store import Store
+from sidecar.turn.compiled import CompiledTurn, TurnGraph
 
 
 class CompiledRef:
@@ -20,12 +22,14 @@ class CompiledRef:
     their own sub-threads."""
 
     def __init__(self) -> None:
-        self._value: tuple[Any, Any] | None = None
+        self._value: CompiledTurn | None = None
 
-    def set(self, graph: Any, saver: Any) -> None:
-        self._value = (graph, saver)
+    def set(self, graph: TurnGraph, saver: BaseCheckpointSaver[str]) -> None:
+        self._value = CompiledTurn(graph, saver)
 
-    def get(self) -> tuple[Any, Any]:
+    def get(self) -> CompiledTurn:
+        """Raises:
+        RuntimeError: the graph is not compiled yet."""
         if self._value is None:
             raise RuntimeError("the graph is not compiled yet")
         return self._value

@@ -12,6 +12,7 @@ from sidecar.plans.finish import finish_task
 from sidecar.plans.profiles import Profile
 from sidecar.plans.records import change_task
 from sidecar.store import TaskRecord
+from sidecar.turn.questions import EscalationQuestion, Question
 from sidecar.turn.state import SubagentInput
 
 
@@ -45,12 +46,17 @@ async def out_of_attempts(
     return profile
 
 
-async def ask_author(payload: dict[str, Any], task: TaskRecord) -> dict[str, Any]:
+async def ask_author(payload: Question, task: TaskRecord) -> dict[str, Any]:
+    """Put `payload` to the author on the task's behalf (its title says which task asks).
+
+    Raises:
+        LiveInterruptDropped: no run is there to ask, or the question was dropped.
+    """
     run = current_run()
     if run is None:
         raise LiveInterruptDropped("no run to ask")
-    body = {**payload, "task_id": task.id}
-    body["title"] = f"[{task.title}] {payload.get('title', '')}".strip()
+    body: dict[str, Any] = {**payload, "task_id": task.id}
+    body["title"] = f"[{task.title}] {payload['title']}".strip()
     return await run.ask(None, body, None)
 
 
@@ -67,7 +73,7 @@ async def _escalate(
     if deps.store.is_autonomous(inp["thread_id"]):
         return None
     profiles = deps.profiles()
-    payload = {
+    payload: EscalationQuestion = {
         "kind": "escalation",
         "title": f"Task {task.id} needs you",
         "body": f"{task.title}: {reason} after {task.attempt} attempt(s). {error}",

@@ -12,15 +12,30 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import uuid
-from dataclasses import asdict
-from typing import Any
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
 
 from sidecar.binding.calls import fresh_context
-from sidecar.plans.attempt import AttemptContext, AttemptResult, BudgetExceededError
+from sidecar.plans.attempt import (
+    AttemptContext,
+    AttemptReport,
+    AttemptResult,
+    BudgetExceededError,
+    UsageSoFar,
+)
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.records import change_task, task_prompt
-from sidecar.store import MessageRecord
 from sidecar.store.records import question_id
+from sidecar.turn.events import (
+    NodeFinished,
+    NodeStarted,
+    TokenStreamed,
+    ToolCalled,
+    TurnEvent,
+    UsageCounted,
+)
+from sidecar.turn.questions import Question
 
 _PROMPTS = {
     "continue": "Continue the task where you left off, then answer with its result.",
@@ -36,7 +51,7 @@ async def internal_attempt(deps: PlanDeps, ctx: AttemptContext) -> AttemptResult
     graph, saver = deps.compiled.get()
     ctx.model = _model_name(deps, ctx)
     sub = _sub_thread(deps, ctx)
-    config = {"configurable": {"thread_id": sub}}
+    config: RunnableConfig = {"configurable": {"thread_id": sub}}
     snapshot = await graph.aget_state(config)
     graph_input: Any
     if ctx.mode == "resume" and (snapshot.next or snapshot.interrupts):
@@ -48,8 +63,8 @@ async def internal_attempt(deps: PlanDeps, ctx: AttemptContext) -> AttemptResult
     artifacts: list[str] = []
     parent = contextvars.copy_context()
 
-    def on_chunk(chunk: dict[str, Any]) -> None:
-        parent.run(_relay, ctx, sub, chunk, artifacts)
+    def on_chunk(event: TurnEvent) -> None:
+        parent.run(_relay, ctx, sub, event, artifacts)
 
     while True:
         child = fresh_context(ctx.task.id)
@@ -58,7 +73,8 @@ async def internal_attempt(deps: PlanDeps, ctx: AttemptContext) -> AttemptResult
         if not snapshot.interrupts:
             break
         pending = snapshot.interrupts[0]
-        value = await ctx.ask(dict(pending.value))
+        # The child runs the main graph, whose nodes interrupt only with a `Question`.
+        value = await ctx.ask(cast(Question, pending.value))
         from langgraph.types import Command
 
         graph_input = Command(resume={pending.id: value})
@@ -117,40 +133,27 @@ async def _stream(graph: Any, graph_input: Any, config: Any, on_chunk: Any) -> N
         on_chunk(chunk)
 
 
-def _relay(ctx: AttemptContext, sub: str, chunk: dict[str, Any], artifacts: list[str]) -> None:
-    kind = chunk.get("type")
-    if kind == "usage":
-        ctx.add_usage(chunk.get("usage", {}))
-        ctx.report(
-            {
-                "type": "usage",
-                "tokens": ctx.tokens_in + ctx.tokens_out,
-                "cost": ctx.cost if ctx.cost_known else None,
-            }
-        )
-        problem = ctx.over_budget()
-        if problem is not None:
-            raise BudgetExceededError(problem)
-        return
-    if kind == "node_started" and chunk.get("node") in _ACTIVITIES:
-        ctx.report({"activity": _ACTIVITIES[str(chunk.get("node"))]})
-        return
-    if kind in ("token", "node_started", "node_finished"):
-        ctx.report({})
-        return
-    event = dict(chunk)
-    if kind == "message":
-        record: MessageRecord = chunk["message"]
-        event["message"] = asdict(record)
-    if kind == "tool_call":
-        if str(chunk.get("tool", "")) in _WRITES and isinstance(
-            chunk.get("arguments", {}).get("path"), str
-        ):
-            artifacts.append(chunk["arguments"]["path"])
-        event_activity = f"calling {chunk.get('server')}__{chunk.get('tool')}"
-        ctx.report({"activity": event_activity, "event": event, "sub_thread_id": sub})
-        return
-    ctx.report({"event": event, "sub_thread_id": sub})
+def _relay(ctx: AttemptContext, sub: str, event: TurnEvent, artifacts: list[str]) -> None:
+    match event:
+        case UsageCounted(usage=usage):
+            ctx.add_usage(usage)
+            cost = ctx.cost if ctx.cost_known else None
+            ctx.report(AttemptReport(usage=UsageSoFar(ctx.tokens_in + ctx.tokens_out, cost)))
+            problem = ctx.over_budget()
+            if problem is not None:
+                raise BudgetExceededError(problem)
+        case NodeStarted(node=node) if node in _ACTIVITIES:
+            ctx.report(AttemptReport(activity=_ACTIVITIES[node]))
+        case TokenStreamed() | NodeStarted() | NodeFinished():
+            ctx.report(AttemptReport())
+        case ToolCalled(server=server, tool=tool, arguments=arguments):
+            path = arguments.get("path")
+            if tool in _WRITES and isinstance(path, str):
+                artifacts.append(path)
+            activity = f"calling {server}__{tool}"
+            ctx.report(AttemptReport(activity=activity, event=event, sub_thread_id=sub))
+        case _:
+            ctx.report(AttemptReport(event=event, sub_thread_id=sub))
 
 
 def _last_answer(deps: PlanDeps, sub: str) -> str:

@@ -37,16 +37,8 @@ from sidecar.plans.thread_budget import (
     thread_notices,
 )
 from sidecar.store import TaskRecord
-from sidecar.store.budgets import (
-    WARN_AT,
-    Budget,
-    mark_plan_cost_noted,
-    mark_warned,
-    plan_budget,
-    set_plan_budget,
-    set_plan_cost_budget,
-    set_thread_budget,
-)
+from sidecar.store.budgets import WARN_AT, Budget
+from sidecar.turn.questions import AuthorQuestion
 from sidecar.turn.state import SubagentInput
 
 log = logging.getLogger(__name__)
@@ -106,9 +98,9 @@ def record_budget(deps: PlanDeps, plan_id: str, arguments: dict[str, Any]) -> No
     """
     tokens, cost = parse_budget(arguments), parse_cost(arguments)
     if tokens is not None:
-        set_plan_budget(deps.store.conn, plan_id, tokens)
+        deps.store.budgets.set_plan_budget(plan_id, tokens)
     if cost is not None:
-        set_plan_cost_budget(deps.store.conn, plan_id, cost)
+        deps.store.budgets.set_plan_cost_budget(plan_id, cost)
 
 
 def charge(
@@ -122,15 +114,15 @@ def charge(
         PlanBudgetSpentError: the plan's budget is spent.
         ThreadBudgetSpentError: the thread's budget is spent.
     """
-    conn, plan_id = deps.store.conn, task.plan_id
-    stored = plan_budget(conn, plan_id)
+    budgets, plan_id = deps.store.budgets, task.plan_id
+    stored = budgets.plan_budget(plan_id)
     if stored is not None:
         budget = stored.plus(live_tokens, live_cost)
         if give_notices(
             budget,
             scope="plan",
-            warn=lambda: mark_warned(conn, plan_id),
-            note_cost=lambda: mark_plan_cost_noted(conn, plan_id),
+            warn=lambda: budgets.mark_plan_warned(plan_id),
+            note_cost=lambda: budgets.mark_plan_cost_noted(plan_id),
             plan_id=plan_id,
         ):
             emit_plan(deps.store, plan_id)
@@ -157,7 +149,7 @@ def cut_reason(deps: PlanDeps, task: TaskRecord) -> str | None:
     """Why an optional task that is about to start is cut instead; None to run it."""
     if not task.optional:
         return None
-    budget = plan_budget(deps.store.conn, task.plan_id)
+    budget = deps.store.budgets.plan_budget(task.plan_id)
     if budget is not None and budget.near:
         tokens = budget.budget_tokens and budget.spent_tokens >= budget.budget_tokens * WARN_AT
         kind = "token" if tokens or budget.budget_cost is None else "cost"
@@ -186,7 +178,7 @@ async def budget_spent(deps: PlanDeps, inp: SubagentInput, task: TaskRecord) -> 
 
 async def _settle_plan(deps: PlanDeps, inp: SubagentInput, task: TaskRecord) -> bool:
     async with _LOCKS.setdefault(task.plan_id, asyncio.Lock()):
-        budget = plan_budget(deps.store.conn, task.plan_id)
+        budget = deps.store.budgets.plan_budget(task.plan_id)
         if deps.coordinator.aborted(task.plan_id):
             reason = _plan_reason(budget) if budget is not None and budget.spent else THREAD_SPENT
             finish_task(deps, inp, task, "cancelled", error=f"stopped: {reason}")
@@ -199,10 +191,10 @@ async def _settle_plan(deps: PlanDeps, inp: SubagentInput, task: TaskRecord) -> 
             return False
         tokens, cost = raised
         if tokens is not None:
-            set_plan_budget(deps.store.conn, task.plan_id, tokens)
+            deps.store.budgets.set_plan_budget(task.plan_id, tokens)
         if cost is not None:
-            set_plan_cost_budget(deps.store.conn, task.plan_id, cost)
-        _raised("plan", plan_budget(deps.store.conn, task.plan_id), task.plan_id)
+            deps.store.budgets.set_plan_cost_budget(task.plan_id, cost)
+        _raised("plan", deps.store.budgets.plan_budget(task.plan_id), task.plan_id)
         emit_plan(deps.store, task.plan_id)
         return True
 
@@ -222,7 +214,7 @@ async def _settle_thread(deps: PlanDeps, inp: SubagentInput, task: TaskRecord) -
         if raised is None:
             _stop(deps, inp, task, budget, scope="thread", reason=THREAD_SPENT)
             return False
-        set_thread_budget(deps.store.conn, thread_id, *raised)
+        deps.store.budgets.set_thread_budget(thread_id, *raised)
         _raised("thread", current(deps, thread_id), None)
         return True
 
@@ -258,7 +250,7 @@ async def _ask(
     choice = offer_text(offer(budget))
     who = "The plan" if scope == "plan" else "This thread"
     question = f"{who} has spent {budget.summary()}. Raise its budget or stop the plan?"
-    payload = {
+    payload: AuthorQuestion = {
         "kind": "question",
         "title": f"{scope.capitalize()} budget spent",
         "body": question,

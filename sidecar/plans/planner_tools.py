@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from sidecar.llm.types import ToolSpec
 from sidecar.plans.dag import PlanError, TaskSpec, parse_tasks
+from sidecar.turn.state import ToolCallEntry
 
 DELEGATE = "atrium__delegate"
 PLAN = "atrium__plan"
@@ -93,7 +94,7 @@ class PlanRequest:
     replan_of: str | None
 
 
-def plan_request(call: dict[str, Any]) -> PlanRequest:
+def plan_request(call: ToolCallEntry) -> PlanRequest:
     """Raises:
     PlanError: the arguments do not describe tasks."""
     args = cast(dict[str, Any], call.get("arguments") or {})

@@ -6,19 +6,19 @@ import time
 from typing import Any
 
 from sidecar.plans.envelope import Envelope, EnvelopeKind, agent_id
-from sidecar.plans.shapes import plan_dict, task_dict
+from sidecar.plans.shapes import plan_snapshot
 from sidecar.store import Store, TaskRecord
-from sidecar.turn.emit import emit
+from sidecar.turn.events import TaskChanged, emit
 
 
 def emit_task(task: TaskRecord) -> None:
-    emit("task_update", task=task_dict(task))
+    emit(TaskChanged(task))
 
 
 def emit_plan(store: Store, plan_id: str) -> None:
     plan = store.get_plan(plan_id)
     if plan is not None:
-        emit("plan_update", plan=plan_dict(store, plan))
+        emit(plan_snapshot(store, plan))
 
 
 def change_task(store: Store, plan_id: str, task_id: str, **changes: object) -> TaskRecord | None:

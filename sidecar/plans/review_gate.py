@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 from sidecar.plans.agent_skills import give_skills, load_placement
-from sidecar.plans.attempt import AttemptContext, AttemptResult
+from sidecar.plans.attempt import AttemptContext, AttemptReport, AttemptResult
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.profiles import AGENTS_SERVER, Profile
 from sidecar.plans.review.apply import ApplyReport, apply_changes
@@ -35,6 +35,7 @@ from sidecar.plans.review.isolation import (
     remove_isolation,
 )
 from sidecar.plans.review.limits import Deadline, ReviewError, ReviewTimeoutError
+from sidecar.turn.questions import ChangesetQuestion
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ async def isolate(deps: PlanDeps, ctx: AttemptContext) -> Isolation:
         lambda d: give_skills(isolation, ctx.profile, account, d), STEP_SECONDS
     )
     if placement is not None:
-        ctx.report({"activity": placement.activity()})
+        ctx.report(AttemptReport(activity=placement.activity()))
     return isolation
 
 
@@ -271,7 +272,7 @@ def _changeset_payload(
     *,
     by_grant: tuple[str, ...],
     summary: str,
-) -> dict[str, Any]:
+) -> ChangesetQuestion:
     conflicts = sum(1 for f in files if f.conflict)
     body = f"{ctx.profile.name} changed {len(files)} file(s) in its copy of the workspace."
     if conflicts:

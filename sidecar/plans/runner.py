@@ -23,6 +23,7 @@ from sidecar.binding.calls import LiveInterruptDropped, task_scope
 from sidecar.plans.attempt import (
     AttemptContext,
     AttemptMode,
+    AttemptReport,
     AttemptResult,
     BudgetExceededError,
 )
@@ -37,7 +38,8 @@ from sidecar.plans.skill_composer import composer_attempt, is_composer
 from sidecar.plans.strong import strong_attempt
 from sidecar.plans.verify import CHECK_FAILED, check_result
 from sidecar.store import TaskRecord
-from sidecar.turn.emit import emit
+from sidecar.turn.events import SubagentRelayed, emit
+from sidecar.turn.questions import Question
 from sidecar.turn.state import SubagentInput
 
 _OK_DEPENDENCY = frozenset({"succeeded", "skipped"})
@@ -234,7 +236,7 @@ async def _one_attempt(
     waiting = [0]
     reporter = _Reporter(deps, task, activity)
 
-    async def ask(payload: dict[str, Any]) -> dict[str, Any]:
+    async def ask(payload: Question) -> dict[str, Any]:
         waiting[0] += 1
         change_task(deps.store, task.plan_id, task.id, status="waiting", activity="waiting for you")
         try:
@@ -325,22 +327,20 @@ class _Reporter:
         self._last_write = 0.0
         self._activity_text: str | None = None
 
-    def __call__(self, report: dict[str, Any]) -> None:
+    def __call__(self, report: AttemptReport) -> None:
         self._activity.set()
-        if report.get("type") == "usage":
-            cost = report.get("cost", 0.0)
-            live_cost = float(cost) if isinstance(cost, int | float) else None
-            charge(self._deps, self._task, int(report.get("tokens", 0)), live_cost)
-        event = report.get("event")
-        if event is not None:
+        if report.usage is not None:
+            charge(self._deps, self._task, report.usage.tokens, report.usage.cost)
+        if report.event is not None:
             emit(
-                "subagent_event",
-                task_id=self._task.id,
-                plan_id=self._task.plan_id,
-                sub_thread_id=report.get("sub_thread_id"),
-                event=event,
+                SubagentRelayed(
+                    task_id=self._task.id,
+                    plan_id=self._task.plan_id,
+                    sub_thread_id=report.sub_thread_id,
+                    event=report.event,
+                )
             )
-        text = report.get("activity")
+        text = report.activity
         changed = text is not None and text != self._activity_text
         now = time.time()
         if changed or now - self._last_write >= _REPORT_EVERY:

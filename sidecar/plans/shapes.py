@@ -6,13 +6,10 @@ Free of LangGraph, so the runtime can check a resume value without loading the g
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any
-
 from sidecar.plans.dag import TaskSpec, parse_tasks, validate_plan
 from sidecar.plans.profiles import Profile
 from sidecar.store import PlanRecord, Store, TaskRecord
-from sidecar.store.budgets import plan_budget
+from sidecar.turn.events import PlanChanged
 
 
 def task_spec(task: TaskRecord) -> TaskSpec:
@@ -45,35 +42,6 @@ def validate_edit(
     return validate_plan(tasks, profiles, completed=completed_specs(store, plan_id))
 
 
-_INTERNAL_FIELDS = ("seq", "version")
-
-
-def task_dict(task: TaskRecord) -> dict[str, Any]:
-    data = asdict(task)
-    for name in _INTERNAL_FIELDS:
-        data.pop(name)
-    data["depends_on"] = list(task.depends_on)
-    return data
-
-
-def plan_dict(store: Store, plan: PlanRecord) -> dict[str, Any]:
-    return {
-        "id": plan.id,
-        "thread_id": plan.thread_id,
-        "goal": plan.goal,
-        "version": plan.version,
-        "status": plan.status,
-        "created_at": plan.created_at,
-        "tasks": [task_dict(t) for t in store.tasks(plan.id)],
-        **_budget_fields(store, plan.id),
-    }
-
-
-def _budget_fields(store: Store, plan_id: str) -> dict[str, Any]:
-    """The plan's token and cost budget, what it spent and what remains; nothing without one."""
-    budget = plan_budget(store.conn, plan_id)
-    if budget is None:
-        return {}
-    fields = budget.fields()
-    fields["budget_warned"] = fields.pop("warned")
-    return fields
+def plan_snapshot(store: Store, plan: PlanRecord) -> PlanChanged:
+    """The plan as it stands: its record, its tasks and its budget (None without one)."""
+    return PlanChanged(plan, tuple(store.tasks(plan.id)), store.budgets.plan_budget(plan.id))

@@ -44,6 +44,7 @@ from sidecar.plans.skill_draft import (
     target_root,
 )
 from sidecar.store import MessageRecord, PlanRecord, TaskRecord
+from sidecar.turn.questions import ChangesetQuestion
 
 T = TypeVar("T")
 STEP_SECONDS = 120.0
@@ -208,7 +209,7 @@ async def _review(
 
 def _payload(
     ctx: AttemptContext, job: Job, isolation: Isolation, changes: Changeset
-) -> dict[str, Any]:
+) -> ChangesetQuestion:
     where = "the workspace" if job.target == "workspace" else "your account"
     return {
         "kind": "changeset",

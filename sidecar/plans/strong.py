@@ -21,11 +21,12 @@ from sidecar.binding.calls import in_flight
 from sidecar.host.host import ServerUnavailableError
 from sidecar.host.types import UnknownToolError
 from sidecar.plans import review_gate
-from sidecar.plans.attempt import AttemptContext, AttemptResult
+from sidecar.plans.attempt import AttemptContext, AttemptReport, AttemptResult
 from sidecar.plans.delegation import ask_to_delegate
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.profiles import AGENTS_SERVER
 from sidecar.plans.review.limits import ReviewError
+from sidecar.turn.events import ToolProgressed
 
 PROVIDERS = {"claude_code": "claude", "codex": "codex", "openclaw": "openclaw"}
 _CONTINUE = "Continue the task where you left off, then report its result."
@@ -108,21 +109,21 @@ def fresh_dir(deps: PlanDeps, ctx: AttemptContext) -> Path:
     return target
 
 
-def _progress_report(message: str | None) -> dict[str, Any]:
-    event: dict[str, Any] = {}
+def _progress_report(message: str | None) -> AttemptReport:
+    """A strong agent's normalized event (JSON in the progress message) as a report: relayed
+    as progress of its agents call, with the event's type as the task's activity."""
+    kind = "activity"
     if message:
         try:
             parsed: object = json.loads(message)
         except ValueError:
             parsed = None
-        event = cast(dict[str, Any], parsed) if isinstance(parsed, dict) else {"type": "note"}
-    kind = str(event.get("type", "activity"))
-    wire = {"type": "tool_progress", "call_id": "agent", "progress": 0, "message": message}
-    report: dict[str, Any] = {"event": wire, "activity": kind.replace("_", " ")}
-    usage = event.get("usage")
-    if isinstance(usage, dict):
-        report["usage"] = usage
-    return report
+        if isinstance(parsed, dict):
+            kind = str(cast(dict[str, Any], parsed).get("type", kind))
+        else:
+            kind = "note"
+    progress = ToolProgressed(call_id="agent", progress=0, message=message)
+    return AttemptReport(activity=kind.replace("_", " "), event=progress)
 
 
 def _result(structured: dict[str, Any] | None, text: str, *, is_error: bool) -> AttemptResult:

@@ -14,20 +14,21 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from langgraph.types import interrupt
 
 from sidecar.llm.window import turn_cost
 from sidecar.plans.deps import PlanDeps
-from sidecar.store.budgets import (
-    Budget,
-    mark_thread_cost_noted,
-    mark_thread_warned,
-    set_thread_budget,
-    thread_budget,
+from sidecar.store.budgets import Budget
+from sidecar.turn.events import (
+    BudgetReported,
+    BudgetScope,
+    BudgetState,
+    TokenStreamed,
+    emit,
 )
-from sidecar.turn.emit import emit
+from sidecar.turn.questions import AuthorQuestion
 from sidecar.turn.state import TurnState
 
 log = logging.getLogger(__name__)
@@ -37,16 +38,18 @@ STOP = "Stop"
 MAX_TOKENS = 1_000_000_000
 MAX_COST = 1_000_000.0
 
-Scope = Literal["thread", "plan"]
+Scope = BudgetScope
 
 
 def emit_budget(
-    scope: Scope, state: str, budget: Budget, message: str, plan_id: str | None = None
+    scope: BudgetScope,
+    state: BudgetState,
+    budget: Budget,
+    message: str,
+    plan_id: str | None = None,
 ) -> None:
     """A `budget` run event: the budget's limits, spent and remaining, and one line."""
-    emit(
-        "budget", scope=scope, state=state, plan_id=plan_id, budget=budget.fields(), message=message
-    )
+    emit(BudgetReported(scope, state, budget, message, plan_id))
 
 
 def give_notices(
@@ -76,17 +79,17 @@ def give_notices(
 
 def current(deps: PlanDeps, thread_id: str, tokens: int = 0, cost: float | None = 0.0):
     """The thread's budget with `tokens`/`cost` not yet recorded added; None without one."""
-    stored = thread_budget(deps.store.conn, thread_id)
+    stored = deps.store.budgets.thread_budget(thread_id)
     return None if stored is None else stored.plus(tokens, cost)
 
 
 def thread_notices(deps: PlanDeps, budget: Budget) -> None:
-    conn, thread_id = deps.store.conn, budget.owner_id
+    budgets, thread_id = deps.store.budgets, budget.owner_id
     give_notices(
         budget,
         scope="thread",
-        warn=lambda: mark_thread_warned(conn, thread_id),
-        note_cost=lambda: mark_thread_cost_noted(conn, thread_id),
+        warn=lambda: budgets.mark_thread_warned(thread_id),
+        note_cost=lambda: budgets.mark_thread_cost_noted(thread_id),
     )
 
 
@@ -107,7 +110,7 @@ def check_turn(deps: PlanDeps, state: TurnState) -> dict[str, Any] | None:
     raised = _ask(budget)
     if raised is None:
         return _stop(budget, "")
-    set_thread_budget(deps.store.conn, budget.owner_id, *raised)
+    deps.store.budgets.set_thread_budget(budget.owner_id, *raised)
     after = current(deps, budget.owner_id, *_turn_so_far(deps, state))
     if after is not None:
         emit_budget(
@@ -131,7 +134,7 @@ def _turn_so_far(deps: PlanDeps, state: TurnState) -> tuple[int, float | None]:
 
 def _stop(budget: Budget, why: str) -> dict[str, Any]:
     text = f"Stopped: {THREAD_SPENT} ({budget.summary()}).{why}"
-    emit("token", text=text)
+    emit(TokenStreamed(text))
     emit_budget("thread", "stopped", budget, text)
     return {"answer": text, "route": "persist"}
 
@@ -182,13 +185,12 @@ def parse_raise(
 def _ask(budget: Budget) -> tuple[int | None, float | None] | None:
     choice = offer_text(offer(budget))
     question = f"This thread has spent {budget.summary()}. Raise its budget or stop?"
-    answer = interrupt(
-        {
-            "kind": "question",
-            "title": "Thread budget spent",
-            "body": question,
-            "question": question,
-            "choices": [choice, STOP],
-        }
-    )
+    ask: AuthorQuestion = {
+        "kind": "question",
+        "title": "Thread budget spent",
+        "body": question,
+        "question": question,
+        "choices": [choice, STOP],
+    }
+    answer = interrupt(ask)
     return parse_raise(answer, budget, choice)

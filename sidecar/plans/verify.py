@@ -24,12 +24,13 @@ from typing import Any
 
 from sidecar.host.host import ServerUnavailableError
 from sidecar.host.types import UnknownToolError
-from sidecar.plans.attempt import AttemptContext, AttemptResult
+from sidecar.plans.attempt import AttemptContext, AttemptReport, AttemptResult
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.profiles import Profile
 from sidecar.plans.records import change_task
 from sidecar.store import TaskRecord
-from sidecar.turn.emit import emit
+from sidecar.turn.events import SubagentRelayed, TaskChecked, emit
+from sidecar.turn.questions import Question
 from sidecar.turn.state import SubagentInput
 
 COMMAND_PREFIX = "run:"
@@ -90,20 +91,8 @@ async def check_result(
 def _emit_check(
     task: TaskRecord, *, method: str, verdict: str, reasons: str, criteria: str
 ) -> None:
-    emit(
-        "subagent_event",
-        task_id=task.id,
-        plan_id=task.plan_id,
-        sub_thread_id=None,
-        event={
-            "type": "check",
-            "attempt": task.attempt,
-            "method": method,
-            "verdict": verdict,
-            "reasons": reasons,
-            "criteria": criteria,
-        },
-    )
+    check = TaskChecked(task.attempt, method, verdict, reasons, criteria)
+    emit(SubagentRelayed(task_id=task.id, plan_id=task.plan_id, event=check))
 
 
 async def _command_check(deps: PlanDeps, code: str) -> Verdict:
@@ -152,7 +141,7 @@ async def _model_check(
         profile=profile.id,
     )
 
-    async def ask(payload: dict[str, Any]) -> dict[str, Any]:
+    async def ask(payload: Question) -> dict[str, Any]:
         del payload
         raise RuntimeError("a verifier may not ask the author")
 
@@ -185,7 +174,7 @@ def _count_usage(deps: PlanDeps, task: TaskRecord, ctx: AttemptContext) -> None:
     )
 
 
-def _quiet(report: dict[str, Any]) -> None:
+def _quiet(report: AttemptReport) -> None:
     del report  # the verifier's own steps stay out of the run tree; its verdict is shown
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from sidecar.protocol.methods_base import MethodSpec
-from sidecar.protocol.models import WireModel
+from sidecar.protocol.models_base import WireModel
 
 
 class AgentsEmpty(WireModel):
@@ -36,8 +36,10 @@ class AgentProvidersResult(WireModel):
     """Set when the agents server could not be asked (then `providers` is empty)."""
 
 
+AGENTS_PROVIDERS = "agents/providers"
+
 AGENT_METHODS: dict[str, MethodSpec] = {
-    "agents/providers": MethodSpec(
+    AGENTS_PROVIDERS: MethodSpec(
         AgentsEmpty, AgentProvidersResult, "Strong-agent CLIs: found, version, what is missing."
     ),
 }

@@ -1,5 +1,7 @@
-"""Wire models of budgets: a thread's token/cost budget (`thread/budget`, `thread/set_budget`)
-and the `budget` run event (80% spent, spent, raised, stopped, or a price that is unknown)."""
+"""Budgets on the wire: a thread's or a plan's token/cost limits and what was spent against them
+(`BudgetInfo`, which `thread/budget` returns), and the `budget` run event (80% spent, spent,
+raised, stopped, or a price that is unknown).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +9,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from sidecar.protocol.methods_base import MethodSpec
 from sidecar.protocol.models_base import WireModel
 
 MAX_BUDGET_TOKENS = 1_000_000_000
 MAX_BUDGET_COST = 1_000_000.0
-
 BudgetState = Literal["warned", "spent", "raised", "stopped", "cost_unknown"]
 """`warned`: 80% of a limit is spent; `spent`: a limit is reached and the author is asked;
 `raised`: the author raised it; `stopped`: the turn or task stopped on it; `cost_unknown`: a
@@ -41,36 +41,3 @@ class BudgetEvent(WireModel):
     plan_id: str | None = None
     budget: BudgetInfo
     message: str = Field(description="One line for the author.")
-
-
-class ThreadBudgetParams(WireModel):
-    thread_id: str
-
-
-class ThreadSetBudgetParams(WireModel):
-    """Both None removes the budget. Setting it gives its notices again."""
-
-    thread_id: str
-    budget_tokens: int | None = Field(default=None, ge=1, le=MAX_BUDGET_TOKENS)
-    budget_cost: float | None = Field(default=None, gt=0, le=MAX_BUDGET_COST)
-
-
-class ThreadBudgetResult(WireModel):
-    """The thread's budget (None: it has none) and what it spent: its main turns' recorded
-    usage plus its plans' tasks."""
-
-    thread_id: str
-    budget: BudgetInfo | None = None
-    spent_tokens: int
-    spent_cost: float
-    cost_unknown: bool = False
-
-
-BUDGET_METHODS: dict[str, MethodSpec] = {
-    "thread/budget": MethodSpec(
-        ThreadBudgetParams, ThreadBudgetResult, "The thread's budget and what it spent."
-    ),
-    "thread/set_budget": MethodSpec(
-        ThreadSetBudgetParams, ThreadBudgetResult, "Set, change or remove the thread's budget."
-    ),
-}

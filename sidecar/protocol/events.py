@@ -7,8 +7,11 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Field
 
 from sidecar.protocol.budgets import BudgetEvent
-from sidecar.protocol.memory import ContextEvent, MemoryEvent, TurnUsageEvent
-from sidecar.protocol.models import ErrorInfo, InterruptInfo, MessageInfo, WireModel
+from sidecar.protocol.context import ContextEvent
+from sidecar.protocol.interrupts import InterruptInfo
+from sidecar.protocol.memory import MemoryEvent
+from sidecar.protocol.models import ErrorInfo, MessageInfo
+from sidecar.protocol.models_base import WireModel
 from sidecar.protocol.plans import PlanInfo, TaskInfo
 
 
@@ -116,6 +119,19 @@ class RunCancelled(WireModel):
     type: Literal["run_cancelled"] = "run_cancelled"
 
 
+class TurnUsageEvent(WireModel):
+    """The turn's tokens and cost (planner steps and compaction), and the thread's totals."""
+
+    type: Literal["turn_usage"] = "turn_usage"
+    model: str | None = None
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None = None
+    thread_prompt_tokens: int
+    thread_completion_tokens: int
+    thread_cost: float | None = None
+
+
 RunEventBody: TypeAlias = Annotated[
     RunStarted
     | NodeStarted
@@ -139,7 +155,6 @@ RunEventBody: TypeAlias = Annotated[
     | BudgetEvent,
     Field(discriminator="type"),
 ]
-
 TERMINAL_EVENT_TYPES = frozenset({"run_finished", "run_failed", "run_cancelled"})
 
 
@@ -150,3 +165,6 @@ class RunEventParams(WireModel):
     thread_id: str
     seq: int
     event: RunEventBody
+
+
+RUN_EVENT = "run/event"

@@ -14,7 +14,7 @@ from typing import Literal, TypeAlias
 from pydantic import Field
 
 from sidecar.protocol.methods_base import MethodSpec
-from sidecar.protocol.models import WireModel
+from sidecar.protocol.models_base import WireModel
 
 
 class FeatureErrorCode(IntEnum):
@@ -186,23 +186,32 @@ class FeaturesEmpty(WireModel):
     """A result with no fields."""
 
 
+SERVER_LOG_LIST = "server_log/list"
+SERVER_LOG_SET_LEVEL = "server_log/set_level"
+RESOURCE_LIST = "resource/list"
+RESOURCE_READ = "resource/read"
+RESOURCE_ATTACH = "resource/attach"
+RESOURCE_SUBSCRIBE = "resource/subscribe"
+PROMPT_LIST = "prompt/list"
+PROMPT_GET = "prompt/get"
+
 FEATURE_METHODS: dict[str, MethodSpec] = {
-    "server_log/list": MethodSpec(
+    SERVER_LOG_LIST: MethodSpec(
         ServerLogListParams, ServerLogListResult, "A server's recent log notifications."
     ),
-    "server_log/set_level": MethodSpec(
+    SERVER_LOG_SET_LEVEL: MethodSpec(
         ServerLogSetLevelParams, ServerLogSetLevelResult, "Set the log level asked of a server."
     ),
-    "resource/list": MethodSpec(
+    RESOURCE_LIST: MethodSpec(
         ResourceListParams, ResourceListResult, "Resources and templates of connected servers."
     ),
-    "resource/read": MethodSpec(ResourceRef, ResourceReadResult, "Read one resource."),
-    "resource/attach": MethodSpec(
+    RESOURCE_READ: MethodSpec(ResourceRef, ResourceReadResult, "Read one resource."),
+    RESOURCE_ATTACH: MethodSpec(
         ResourceRef, ResourceAttachResult, "A resource as text to include in a message."
     ),
-    "resource/subscribe": MethodSpec(
+    RESOURCE_SUBSCRIBE: MethodSpec(
         ResourceSubscribeParams, FeaturesEmpty, "Follow (or stop following) a resource's updates."
     ),
-    "prompt/list": MethodSpec(PromptListParams, PromptListResult, "Prompts of connected servers."),
-    "prompt/get": MethodSpec(PromptGetParams, PromptGetResult, "Expand a prompt with arguments."),
+    PROMPT_LIST: MethodSpec(PromptListParams, PromptListResult, "Prompts of connected servers."),
+    PROMPT_GET: MethodSpec(PromptGetParams, PromptGetResult, "Expand a prompt with arguments."),
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sidecar.protocol.models import WireModel
+from sidecar.protocol.models_base import WireModel
 
 
 @dataclass(frozen=True, slots=True)

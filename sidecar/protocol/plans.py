@@ -1,16 +1,21 @@
-"""Subagent profiles, task plans and their tasks as they cross the wire (issue 5).
+"""Subagent profiles, task plans and their tasks as they cross the wire (issue 5): the
+`profile/*`, `plan/*` and `task/*` methods.
 
 A *profile* says how a subagent runs (configured in `profiles.json` in the data dir, never
 coded). A *plan* is a DAG of tasks proposed by the planner (or `/plan`), approved by the author
 unless the thread is autonomous, and run by the coordinator; every replan bumps its `version`.
+Plans and tasks change while a run goes; the changes arrive as `plan_update` and `task_update`
+run events, and `plan/get` returns the whole tree (thread → plans → tasks) at any time.
 """
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Literal, TypeAlias
 
 from pydantic import Field
 
+from sidecar.protocol.methods_base import MethodSpec
 from sidecar.protocol.models_base import WireModel
 
 ProfileKind: TypeAlias = Literal["internal", "claude_code", "codex", "openclaw"]
@@ -22,6 +27,19 @@ PlanStatus: TypeAlias = Literal[
     "awaiting_approval", "running", "completed", "failed", "aborted", "rejected", "superseded"
 ]
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class CoordErrorCode(IntEnum):
+    """Application error codes of the coordinator methods (-32040..-32049)."""
+
+    PROFILES_INVALID = -32040
+    NO_SUCH_TASK = -32041
+    TASK_NOT_RETRYABLE = -32042
+    TASK_NOT_RUNNING = -32043
+
+
+class CoordEmpty(WireModel):
+    """No fields."""
 
 
 class ProfileInfo(WireModel):
@@ -112,3 +130,55 @@ class PlanInfo(WireModel):
     spent_cost: float = Field(default=0.0, description="USD its tasks have spent (priced part).")
     remaining_cost: float | None = Field(default=None, description="USD left; None: no limit.")
     cost_unknown: bool = Field(default=False, description="Some task usage has no known price.")
+
+
+class ProfileListResult(WireModel):
+    profiles: tuple[ProfileInfo, ...]
+    path: str = Field(description="The profiles file in the data dir.")
+    error: str | None = Field(
+        default=None, description="Why the file could not be used (the defaults apply)."
+    )
+
+
+class ProfileSetParams(WireModel):
+    """Replace every profile. Ids must be unique; at least one profile."""
+
+    profiles: tuple[ProfileInfo, ...] = Field(min_length=1, max_length=100)
+
+
+class PlanGetParams(WireModel):
+    thread_id: str
+
+
+class PlanGetResult(WireModel):
+    thread_id: str
+    autonomous: bool
+    plans: tuple[PlanInfo, ...] = Field(description="Newest last; one per plan version chain.")
+
+
+class TaskRef(WireModel):
+    thread_id: str
+    task_id: str
+    plan_id: str | None = Field(default=None, description="None: the thread's newest plan.")
+
+
+class TaskRetryResult(WireModel):
+    run_id: str | None = Field(
+        description="The run that continues the plan, or None when the plan's run is still "
+        "going and picks the task up itself."
+    )
+
+
+PROFILE_LIST = "profile/list"
+PROFILE_SET = "profile/set"
+PLAN_GET = "plan/get"
+TASK_CANCEL = "task/cancel"
+TASK_RETRY = "task/retry"
+
+PLAN_METHODS: dict[str, MethodSpec] = {
+    PROFILE_LIST: MethodSpec(CoordEmpty, ProfileListResult, "Subagent profiles."),
+    PROFILE_SET: MethodSpec(ProfileSetParams, ProfileListResult, "Replace the profiles."),
+    PLAN_GET: MethodSpec(PlanGetParams, PlanGetResult, "The thread's plans and tasks."),
+    TASK_CANCEL: MethodSpec(TaskRef, CoordEmpty, "Stop a running task (its dependents skip)."),
+    TASK_RETRY: MethodSpec(TaskRef, TaskRetryResult, "Run a failed or cancelled task again."),
+}

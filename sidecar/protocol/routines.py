@@ -58,9 +58,10 @@ class RoutineEmpty(WireModel):
     """No fields."""
 
 
+ROUTINE_SAVE = "routine/save"
+ROUTINE_LIST = "routine/list"
+
 ROUTINE_METHODS: dict[str, MethodSpec] = {
-    "routine/save": MethodSpec(
-        RoutineSaveParams, RoutineInfo, "Save a completed plan as a routine."
-    ),
-    "routine/list": MethodSpec(RoutineEmpty, RoutineListResult, "The workspace's routines."),
+    ROUTINE_SAVE: MethodSpec(RoutineSaveParams, RoutineInfo, "Save a completed plan as a routine."),
+    ROUTINE_LIST: MethodSpec(RoutineEmpty, RoutineListResult, "The workspace's routines."),
 }

@@ -1,4 +1,4 @@
-"""Wire methods for plugged-in MCP servers and standing grants (the servers and grants panels).
+"""Wire methods for plugged-in MCP servers (`server/*`, the servers panel).
 
 A server's config is the `mcp.json` entry (Claude Desktop's `mcpServers` shape plus Atrium's
 keys); values may hold `${env:NAME}` / `${secret:NAME}` placeholders, and secret values are set
@@ -13,7 +13,7 @@ from typing import Literal, TypeAlias
 from pydantic import Field
 
 from sidecar.protocol.methods_base import MethodSpec
-from sidecar.protocol.models import WireModel
+from sidecar.protocol.models_base import WireModel
 
 ServerState: TypeAlias = Literal[
     "starting", "ready", "degraded", "crashed", "backoff", "stopped", "disabled"
@@ -168,49 +168,34 @@ class Done(WireModel):
     """An empty result."""
 
 
-class GrantInfo(WireModel):
-    """A standing approval: `tool` of `server` may run without asking in this thread, or in
-    every thread when `thread_id` is None ("always allow"). With `plan_id` set it is a grant
-    an approved plan minted for one of its tasks: it ends with the plan, and the task's changes
-    inside `paths` are accepted without asking."""
-
-    thread_id: str | None
-    thread_title: str
-    server: str
-    tool: str
-    created_at: float
-    plan_id: str | None = None
-    plan_goal: str | None = None
-    task_id: str | None = None
-    paths: tuple[str, ...] = ()
-
-
-class GrantListResult(WireModel):
-    grants: tuple[GrantInfo, ...]
-
-
-class GrantRevokeParams(WireModel):
-    thread_id: str | None = Field(description="None: the grant for every thread.")
-    server: str
-    tool: str
-    plan_id: str | None = Field(default=None, description="Set: a plan's grant to its task.")
-    task_id: str | None = None
-
+SERVER_LIST = "server/list"
+SERVER_ADD = "server/add"
+SERVER_UPDATE = "server/update"
+SERVER_REMOVE = "server/remove"
+SERVER_SET_ENABLED = "server/set_enabled"
+SERVER_RESTART = "server/restart"
+SERVER_LOGS = "server/logs"
+SERVER_PREVIEW = "server/preview"
+SERVER_TEST = "server/test"
+SERVER_IMPORT = "server/import"
+SERVER_SET_SECRET = "server/set_secret"
 
 SERVER_METHODS: dict[str, MethodSpec] = {
-    "server/list": MethodSpec(Done, ServerListResult, "Every server with its status."),
-    "server/add": MethodSpec(ServerConfigParams, ServerInfo, "Add a server to mcp.json; start it."),
-    "server/update": MethodSpec(ServerConfigParams, ServerInfo, "Change a server; reconnect it."),
-    "server/remove": MethodSpec(ServerRef, Done, "Stop a server and remove it from mcp.json."),
-    "server/set_enabled": MethodSpec(ServerSetEnabledParams, ServerInfo, "Enable or disable."),
-    "server/restart": MethodSpec(ServerRef, ServerInfo, "Reconnect one server now."),
-    "server/logs": MethodSpec(ServerLogsParams, ServerLogsResult, "Stderr tail, protocol log."),
-    "server/preview": MethodSpec(ServerPreviewParams, LaunchPreviewInfo, "Launch preview."),
-    "server/test": MethodSpec(ServerConfigParams, ServerTestResult, "Connect once, not added."),
-    "server/import": MethodSpec(ServerImportParams, ServerImportResult, "Import another host's."),
-    "server/set_secret": MethodSpec(SecretSetParams, Done, "Store a secret in the OS keyring."),
-    "grant/list": MethodSpec(Done, GrantListResult, "Every standing approval, across threads."),
-    "grant/revoke": MethodSpec(GrantRevokeParams, Done, "Revoke a standing approval."),
+    SERVER_LIST: MethodSpec(Done, ServerListResult, "Every server with its status."),
+    SERVER_ADD: MethodSpec(ServerConfigParams, ServerInfo, "Add a server to mcp.json; start it."),
+    SERVER_UPDATE: MethodSpec(ServerConfigParams, ServerInfo, "Change a server; reconnect it."),
+    SERVER_REMOVE: MethodSpec(ServerRef, Done, "Stop a server and remove it from mcp.json."),
+    SERVER_SET_ENABLED: MethodSpec(ServerSetEnabledParams, ServerInfo, "Enable or disable."),
+    SERVER_RESTART: MethodSpec(ServerRef, ServerInfo, "Reconnect one server now."),
+    SERVER_LOGS: MethodSpec(ServerLogsParams, ServerLogsResult, "Stderr tail, protocol log."),
+    SERVER_PREVIEW: MethodSpec(ServerPreviewParams, LaunchPreviewInfo, "Launch preview."),
+    SERVER_TEST: MethodSpec(ServerConfigParams, ServerTestResult, "Connect once, not added."),
+    SERVER_IMPORT: MethodSpec(ServerImportParams, ServerImportResult, "Import another host's."),
+    SERVER_SET_SECRET: MethodSpec(SecretSetParams, Done, "Store a secret in the OS keyring."),
 }
 
-SERVER_NOTIFICATIONS: dict[str, type[WireModel]] = {"server/status": ServerStatusParams}
+SERVER_STATUS = "server/status"
+
+SERVER_NOTIFICATIONS: dict[str, type[WireModel]] = {
+    SERVER_STATUS: ServerStatusParams,
+}

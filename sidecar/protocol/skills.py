@@ -88,9 +88,12 @@ class SkillReadResult(WireModel):
     body: str
 
 
+SKILLS_LIST = "skills/list"
+SKILLS_READ = "skills/read"
+
 SKILL_METHODS: dict[str, MethodSpec] = {
-    "skills/list": MethodSpec(
+    SKILLS_LIST: MethodSpec(
         SkillsEmpty, SkillListResult, "Every skill folder found, each with its problems."
     ),
-    "skills/read": MethodSpec(SkillReadParams, SkillReadResult, "A listed skill's body."),
+    SKILLS_READ: MethodSpec(SkillReadParams, SkillReadResult, "A listed skill's body."),
 }

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 
-from sidecar.protocol.ndjson import LineSplitter, LineTooLongError
+from sidecar.protocol import LineSplitter, LineTooLongError
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 CHUNK = 256 * 1024

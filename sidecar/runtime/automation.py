@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcp_servers.schedule import Fire, Schedule, ScheduleBook, local_iso, zone
-from sidecar.protocol.queue import NotifyParams
+from mcp_servers.schedule import Fire, Schedule, local_iso, zone
+from sidecar.protocol import NotifyParams
 from sidecar.runtime.automation_settings import AutomationSettings
 from sidecar.runtime.clock import Clock
 from sidecar.runtime.heartbeat import Heartbeat
@@ -39,8 +39,8 @@ class Automation:
         self._notify = notify
         self.clock = clock
         self.zone_name = zone_name
-        self.book = ScheduleBook(
-            store.conn, default_timezone=zone_name, now=clock.now, changed=self._changed
+        self.book = store.open_schedule_book(
+            default_timezone=zone_name, now=clock.now, changed=self._changed
         )
         self.scheduler = Scheduler(self.book, self._start_scheduled, clock)
         self.heartbeat = Heartbeat(

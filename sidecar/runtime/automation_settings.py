@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sidecar.protocol.queue import AutomationInfo
+from sidecar.protocol import AutomationInfo
 
 log = logging.getLogger(__name__)
 

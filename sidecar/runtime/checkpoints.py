@@ -26,6 +26,8 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from sidecar.store import Database
+
 
 class InlineSqliteSaver(SqliteSaver):
     """`SqliteSaver` whose async API runs the sync implementation inline."""
@@ -56,7 +58,8 @@ class InlineSqliteSaver(SqliteSaver):
         self.delete_thread(thread_id)
 
 
-def open_checkpointer(conn: sqlite3.Connection) -> InlineSqliteSaver:
-    saver = InlineSqliteSaver(conn)
+def open_checkpointer(db: Database | sqlite3.Connection) -> InlineSqliteSaver:
+    """The saver on the database's own connection, its tables made where missing."""
+    saver = InlineSqliteSaver(db.conn if isinstance(db, Database) else db)
     saver.setup()
     return saver

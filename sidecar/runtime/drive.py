@@ -37,6 +37,7 @@ from sidecar.runtime.wire import graph_event, interrupt_from_payload, interrupt_
 from sidecar.store import Store
 from sidecar.store.records import MessageRecord
 from sidecar.store.uncertain import CallUncertainError
+from sidecar.turn.events import TokenStreamed, TurnEvent
 
 log = logging.getLogger(__name__)
 
@@ -108,20 +109,17 @@ def _record_stopped_answer(store: Store, emit: RunEmitter) -> MessageRecord | No
     )
 
 
-_INTERNAL_CHUNKS = frozenset({"usage"})
-
-
-def _forward(emit: RunEmitter, chunk: Any) -> None:
-    kind = chunk.get("type")
-    if kind in _INTERNAL_CHUNKS:
-        return
-    if kind == "token" and isinstance(text := chunk.get("text"), str):
-        emit.token(text)  # the hot path of a stream: no validation, coalesced by the emitter
+def _forward(emit: RunEmitter, event: TurnEvent) -> None:
+    if isinstance(event, TokenStreamed):
+        emit.token(event.text)  # the hot path of a stream: coalesced by the emitter
         return
     try:
-        emit(graph_event(chunk))
+        body = graph_event(event)
     except ValidationError:
-        log.exception("dropping a malformed graph event: %r", chunk)
+        log.exception("dropping a graph event the protocol refuses: %r", event)
+        return
+    if body is not None:
+        emit(body)
 
 
 def _await_decision(store: Store, emit: RunEmitter, key: str) -> RunEventBody:

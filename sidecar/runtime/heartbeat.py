@@ -14,11 +14,10 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from sidecar.protocol.queue import AutomationInfo, HeartbeatBeat, NotifyParams
+from sidecar.protocol import AutomationInfo, HeartbeatBeat, NotifyParams
 from sidecar.runtime.clock import Clock
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Store
-from sidecar.store.heartbeat import HeartbeatRepo
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +53,7 @@ class Heartbeat:
         notify: Callable[[NotifyParams], None],
     ) -> None:
         self._store = store
-        self._repo = HeartbeatRepo(store.conn)
+        self._repo = store.heartbeat
         self._runs = runs
         self._settings = settings
         self._workspace = workspace

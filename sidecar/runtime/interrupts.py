@@ -19,9 +19,15 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from sidecar.protocol import ApprovalValue, PlanApprovalValue, QuestionValue
-from sidecar.protocol.models import EscalationValue, FormValue, SamplingValue
-from sidecar.protocol.review import ChangesetValue
+from sidecar.protocol import (
+    ApprovalValue,
+    ChangesetValue,
+    EscalationValue,
+    FormValue,
+    PlanApprovalValue,
+    QuestionValue,
+    SamplingValue,
+)
 from sidecar.runtime.errors import InvalidResumeValueError, NoSuchInterruptError
 from sidecar.store import InterruptRecord, Store
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +61,7 @@ class LiveInterrupts:
         """The host's view of one run: bind it to the run's task with `bind_run`."""
 
         async def ask(
-            call: InFlightCall | None, payload: dict[str, Any], check: AnswerCheck | None
+            call: InFlightCall | None, payload: Mapping[str, object], check: AnswerCheck | None
         ) -> dict[str, Any]:
             return await self._ask(emit, call, payload, check)
 
@@ -100,7 +101,7 @@ class LiveInterrupts:
         self,
         emit: RunEmitter,
         call: InFlightCall | None,
-        payload: dict[str, Any],
+        payload: Mapping[str, object],
         check: AnswerCheck | None,
     ) -> dict[str, Any]:
         """Without `call` (a subagent's own question) it waits until answered or the run ends."""

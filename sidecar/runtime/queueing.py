@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection
 from typing import Any
 
-from sidecar.protocol.queue import MAX_QUEUED_PER_THREAD, QueuedMessageInfo
+from sidecar.protocol import MAX_QUEUED_PER_THREAD, QueuedMessageInfo
 from sidecar.runtime.errors import ThreadBusyError
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Store
@@ -89,7 +89,7 @@ class QueueDesk:
         default_mode: Callable[[], str] = lambda: DEFAULT_MODE,
     ) -> None:
         self._store = store
-        self._repo = QueueRepo(store.conn)
+        self._repo = store.queue
         self._runs = runs
         self._notify = notify
         self._default_mode = default_mode
@@ -160,11 +160,7 @@ class QueueDesk:
             return running or self._last_run(thread_id) or "", record.id
 
     def _last_run(self, thread_id: str) -> str | None:
-        row = self._store.conn.execute(
-            "SELECT id FROM runs WHERE thread_id = ? ORDER BY started_at DESC LIMIT 1",
-            (thread_id,),
-        ).fetchone()
-        return str(row[0]) if row is not None else None
+        return self._store.last_run_id(thread_id)
 
     def take_steering(
         self, thread_id: str, turn_id: str | None = None, seen: Collection[str] = ()
@@ -198,19 +194,15 @@ class QueueDesk:
     ) -> list[QueuedRecord]:
         """Steer messages delivered to this turn (after its first message in the conversation)
         and not yet answered, that the turn's state does not hold."""
-        first = self._store.conn.execute(
-            "SELECT seq FROM messages WHERE id = ?", (question_id(turn_id),)
-        ).fetchone()
+        first = self._store.message_seq(question_id(turn_id))
         if first is None:
             return []
         found: list[QueuedRecord] = []
         for record in self._repo.open_messages(thread_id):
             if record.status != "delivered" or record.mode != "steer" or record.id in seen:
                 continue
-            row = self._store.conn.execute(
-                "SELECT seq FROM messages WHERE id = ?", (f"queued:{record.id}",)
-            ).fetchone()
-            if row is not None and row[0] > first[0]:
+            seq = self._store.message_seq(f"queued:{record.id}")
+            if seq is not None and seq > first:
                 found.append(record)
         return found
 

@@ -31,6 +31,7 @@ from sidecar.protocol import QuestionValue
 from sidecar.runtime.errors import InvalidResumeValueError
 from sidecar.store import InterruptRecord, Store
 from sidecar.store.uncertain import Decision, OpenIntent, UncertainQuestion
+from sidecar.turn.questions import AuthorQuestion
 
 CRASHED = "The sidecar stopped during this run."
 CHOICES: dict[str, Decision] = {
@@ -100,7 +101,7 @@ def ask_uncertain(
     return interrupt_id
 
 
-def uncertain_payload(intent: OpenIntent, seen: list[InterruptRecord]) -> dict[str, Any]:
+def uncertain_payload(intent: OpenIntent, seen: list[InterruptRecord]) -> AuthorQuestion:
     """A `question` interrupt with what the journal knows about the call."""
     arguments = json.dumps(intent.arguments, ensure_ascii=False, sort_keys=True)
     if len(arguments) > _ARGUMENTS_SHOWN:

@@ -7,7 +7,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sidecar.binding.calls import bind_run
 from sidecar.graph.commands import is_command
@@ -36,6 +36,9 @@ from sidecar.store import Store
 from sidecar.store.records import question_id
 from sidecar.store.uncertain import journal_key
 
+if TYPE_CHECKING:
+    from sidecar.turn.compiled import CompiledTurn
+
 log = logging.getLogger(__name__)
 
 ABANDONED = "No result: the author started a new message before this call finished."
@@ -51,7 +54,7 @@ class RunManager:
         self,
         store: Store,
         sink: EventSink,
-        graph_factory: Callable[[], Awaitable[tuple[Any, Any]]],
+        graph_factory: Callable[[], Awaitable[CompiledTurn]],
         live: LiveInterrupts | None = None,
         profiles: Callable[[], dict[str, Profile]] | None = None,
         *,
@@ -65,7 +68,7 @@ class RunManager:
         self._live = live
         self._sink = sink
         self._graph_factory = graph_factory
-        self._graph: tuple[Any, Any] | None = None
+        self._graph: CompiledTurn | None = None
         self._graph_lock = asyncio.Lock()
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
@@ -223,7 +226,7 @@ class RunManager:
         if thread_id in self._tasks:
             raise ThreadBusyError(thread_id)
 
-    async def compiled(self) -> tuple[Any, Any]:
+    async def compiled(self) -> CompiledTurn:
         """The compiled graph and its saver, built on first use."""
         async with self._graph_lock:
             graph = self._graph

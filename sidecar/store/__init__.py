@@ -1,10 +1,13 @@
-"""The one SQLite database: threads, messages, runs, events, interrupts, grants, tool journal.
+"""The one database: every SQL statement of the sidecar, one repository per concept.
 
-LangGraph's checkpoint tables live in the same file (see `sidecar.runtime.checkpoints`).
+`open_database` opens the file and brings every registered schema part up to date
+(`sidecar.store.schema`); `Store` is the open database with its repositories. LangGraph's
+checkpoint tables live in the same file (see `sidecar.runtime.checkpoints`).
 """
 
 from sidecar.store.db import Database, open_database
-from sidecar.store.plans import OutboxRecord, PlanRecord, TaskRecord
+from sidecar.store.outbox import OutboxRecord
+from sidecar.store.plans import PlanRecord, TaskRecord
 from sidecar.store.records import (
     GrantRecord,
     InterruptRecord,

@@ -13,6 +13,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, replace
 
+from sidecar.store.repository import Repository
+
 BUDGET_SCHEMA = """
 CREATE TABLE IF NOT EXISTS plan_budgets (
     plan_id TEXT PRIMARY KEY REFERENCES plans(id) ON DELETE CASCADE,
@@ -132,77 +134,179 @@ class Spent:
     cost_unknown: bool
 
 
+class BudgetRepo(Repository):
+    """Limits, notices given, and what plans and threads spent."""
+
+    def set_plan_budget(self, plan_id: str, budget_tokens: int) -> None:
+        """Set (or raise) the plan's token budget; the 80% warning is given again for it."""
+        self.conn.execute(
+            "INSERT INTO plan_budgets(plan_id, budget_tokens, warned) VALUES (?, ?, 0)"
+            " ON CONFLICT(plan_id) DO UPDATE SET budget_tokens = excluded.budget_tokens,"
+            " warned = 0",
+            (plan_id, budget_tokens),
+        )
+
+    def set_plan_cost_budget(self, plan_id: str, budget_cost: float) -> None:
+        """Set (or raise) the plan's cost budget in USD; the 80% warning is given again for
+        it."""
+        self.conn.execute(
+            "INSERT INTO plan_cost_budgets(plan_id, budget_cost, warned) VALUES (?, ?, 0)"
+            " ON CONFLICT(plan_id) DO UPDATE SET budget_cost = excluded.budget_cost, warned = 0",
+            (plan_id, budget_cost),
+        )
+
+    def plan_spent(self, plan_id: str) -> Spent:
+        """What the plan's tasks have recorded."""
+        row = self.conn.execute(
+            "SELECT COALESCE(SUM(tokens_in + tokens_out), 0), COALESCE(SUM(cost), 0),"
+            " COALESCE(MAX(cost <= 0 AND tokens_in + tokens_out > 0), 0)"
+            " FROM tasks WHERE plan_id = ?",
+            (plan_id,),
+        ).fetchone()
+        return Spent(int(row[0]), float(row[1]), bool(row[2]))
+
+    def plan_budget(self, plan_id: str) -> Budget | None:
+        """The plan's budget with what its tasks have spent so far; None without a budget."""
+        tokens = self.conn.execute(
+            "SELECT budget_tokens, warned FROM plan_budgets WHERE plan_id = ?", (plan_id,)
+        ).fetchone()
+        cost = self.conn.execute(
+            "SELECT budget_cost, warned, cost_noted FROM plan_cost_budgets WHERE plan_id = ?",
+            (plan_id,),
+        ).fetchone()
+        if tokens is None and cost is None:
+            return None
+        spent = self.plan_spent(plan_id)
+        return Budget(
+            plan_id,
+            int(tokens[0]) if tokens is not None else None,
+            bool(tokens is not None and tokens[1]) or bool(cost is not None and cost[1]),
+            spent.tokens,
+            float(cost[0]) if cost is not None else None,
+            spent.cost,
+            bool(cost is not None and cost[2]),
+            spent.cost_unknown,
+        )
+
+    def mark_plan_warned(self, plan_id: str) -> bool:
+        """Record that the plan's 80% warning was given; False if it already was (give it
+        once)."""
+        budget = self.plan_budget(plan_id)
+        if budget is None or budget.warned:
+            return False
+        self.conn.execute("UPDATE plan_budgets SET warned = 1 WHERE plan_id = ?", (plan_id,))
+        self.conn.execute("UPDATE plan_cost_budgets SET warned = 1 WHERE plan_id = ?", (plan_id,))
+        return True
+
+    def mark_plan_cost_noted(self, plan_id: str) -> bool:
+        """Record that the plan was told its cost budget cannot be fully enforced; False if it
+        already was."""
+        cursor = self.conn.execute(
+            "UPDATE plan_cost_budgets SET cost_noted = 1 WHERE plan_id = ? AND cost_noted = 0",
+            (plan_id,),
+        )
+        return cursor.rowcount == 1
+
+    def set_thread_budget(
+        self, thread_id: str, budget_tokens: int | None, budget_cost: float | None
+    ) -> None:
+        """Set, change or (both None) remove the thread's budget; the notices are given
+        again."""
+        if budget_tokens is None and budget_cost is None:
+            self.conn.execute("DELETE FROM thread_budgets WHERE thread_id = ?", (thread_id,))
+            return
+        self.conn.execute(
+            "INSERT INTO thread_budgets(thread_id, budget_tokens, budget_cost) VALUES (?, ?, ?)"
+            " ON CONFLICT(thread_id) DO UPDATE SET budget_tokens = excluded.budget_tokens,"
+            " budget_cost = excluded.budget_cost, warned = 0, cost_noted = 0",
+            (thread_id, budget_tokens, budget_cost),
+        )
+
+    def thread_spent(self, thread_id: str) -> Spent:
+        """The thread's main turns' recorded usage plus every task of its plans."""
+        turns = self.conn.execute(
+            "SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0), COALESCE(SUM(cost), 0),"
+            " COALESCE(MAX(cost IS NULL AND prompt_tokens + completion_tokens > 0), 0)"
+            " FROM turn_usage WHERE thread_id = ?",
+            (thread_id,),
+        ).fetchone()
+        tasks = self.conn.execute(
+            "SELECT COALESCE(SUM(t.tokens_in + t.tokens_out), 0), COALESCE(SUM(t.cost), 0),"
+            " COALESCE(MAX(t.cost <= 0 AND t.tokens_in + t.tokens_out > 0), 0)"
+            " FROM tasks t JOIN plans p ON p.id = t.plan_id WHERE p.thread_id = ?",
+            (thread_id,),
+        ).fetchone()
+        return Spent(
+            int(turns[0]) + int(tasks[0]),
+            float(turns[1]) + float(tasks[1]),
+            bool(turns[2]) or bool(tasks[2]),
+        )
+
+    def thread_budget(self, thread_id: str) -> Budget | None:
+        """The thread's budget with what it has spent; None without a budget."""
+        row = self.conn.execute(
+            "SELECT budget_tokens, budget_cost, warned, cost_noted FROM thread_budgets"
+            " WHERE thread_id = ?",
+            (thread_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        spent = self.thread_spent(thread_id)
+        return Budget(
+            thread_id,
+            None if row[0] is None else int(row[0]),
+            bool(row[2]),
+            spent.tokens,
+            None if row[1] is None else float(row[1]),
+            spent.cost,
+            bool(row[3]),
+            spent.cost_unknown,
+        )
+
+    def mark_thread_warned(self, thread_id: str) -> bool:
+        """Record that the thread's 80% notice was given; False if it already was."""
+        cursor = self.conn.execute(
+            "UPDATE thread_budgets SET warned = 1 WHERE thread_id = ? AND warned = 0",
+            (thread_id,),
+        )
+        return cursor.rowcount == 1
+
+    def mark_thread_cost_noted(self, thread_id: str) -> bool:
+        """Record that the thread was told its cost budget cannot be fully enforced (once)."""
+        cursor = self.conn.execute(
+            "UPDATE thread_budgets SET cost_noted = 1 WHERE thread_id = ?"
+            " AND budget_cost IS NOT NULL AND cost_noted = 0",
+            (thread_id,),
+        )
+        return cursor.rowcount == 1
+
+
+# The same operations for a caller that holds a bare connection (tests, benchmarks); the
+# sidecar's own code goes through `Store.budgets`.
+
+
 def set_plan_budget(conn: sqlite3.Connection, plan_id: str, budget_tokens: int) -> None:
-    """Set (or raise) the plan's token budget; the 80% warning is given again for it."""
-    conn.execute(
-        "INSERT INTO plan_budgets(plan_id, budget_tokens, warned) VALUES (?, ?, 0)"
-        " ON CONFLICT(plan_id) DO UPDATE SET budget_tokens = excluded.budget_tokens, warned = 0",
-        (plan_id, budget_tokens),
-    )
+    BudgetRepo(conn).set_plan_budget(plan_id, budget_tokens)
 
 
 def set_plan_cost_budget(conn: sqlite3.Connection, plan_id: str, budget_cost: float) -> None:
-    """Set (or raise) the plan's cost budget in USD; the 80% warning is given again for it."""
-    conn.execute(
-        "INSERT INTO plan_cost_budgets(plan_id, budget_cost, warned) VALUES (?, ?, 0)"
-        " ON CONFLICT(plan_id) DO UPDATE SET budget_cost = excluded.budget_cost, warned = 0",
-        (plan_id, budget_cost),
-    )
+    BudgetRepo(conn).set_plan_cost_budget(plan_id, budget_cost)
 
 
 def plan_spent(conn: sqlite3.Connection, plan_id: str) -> Spent:
-    """What the plan's tasks have recorded."""
-    row = conn.execute(
-        "SELECT COALESCE(SUM(tokens_in + tokens_out), 0), COALESCE(SUM(cost), 0),"
-        " COALESCE(MAX(cost <= 0 AND tokens_in + tokens_out > 0), 0)"
-        " FROM tasks WHERE plan_id = ?",
-        (plan_id,),
-    ).fetchone()
-    return Spent(int(row[0]), float(row[1]), bool(row[2]))
+    return BudgetRepo(conn).plan_spent(plan_id)
 
 
 def plan_budget(conn: sqlite3.Connection, plan_id: str) -> Budget | None:
-    """The plan's budget with what its tasks have spent so far; None without a budget."""
-    tokens = conn.execute(
-        "SELECT budget_tokens, warned FROM plan_budgets WHERE plan_id = ?", (plan_id,)
-    ).fetchone()
-    cost = conn.execute(
-        "SELECT budget_cost, warned, cost_noted FROM plan_cost_budgets WHERE plan_id = ?",
-        (plan_id,),
-    ).fetchone()
-    if tokens is None and cost is None:
-        return None
-    spent = plan_spent(conn, plan_id)
-    return Budget(
-        plan_id,
-        int(tokens[0]) if tokens is not None else None,
-        bool(tokens is not None and tokens[1]) or bool(cost is not None and cost[1]),
-        spent.tokens,
-        float(cost[0]) if cost is not None else None,
-        spent.cost,
-        bool(cost is not None and cost[2]),
-        spent.cost_unknown,
-    )
+    return BudgetRepo(conn).plan_budget(plan_id)
 
 
 def mark_warned(conn: sqlite3.Connection, plan_id: str) -> bool:
-    """Record that the plan's 80% warning was given; False if it already was (give it once)."""
-    budget = plan_budget(conn, plan_id)
-    if budget is None or budget.warned:
-        return False
-    conn.execute("UPDATE plan_budgets SET warned = 1 WHERE plan_id = ?", (plan_id,))
-    conn.execute("UPDATE plan_cost_budgets SET warned = 1 WHERE plan_id = ?", (plan_id,))
-    return True
+    return BudgetRepo(conn).mark_plan_warned(plan_id)
 
 
 def mark_plan_cost_noted(conn: sqlite3.Connection, plan_id: str) -> bool:
-    """Record that the plan was told its cost budget cannot be fully enforced; False if it
-    already was."""
-    cursor = conn.execute(
-        "UPDATE plan_cost_budgets SET cost_noted = 1 WHERE plan_id = ? AND cost_noted = 0",
-        (plan_id,),
-    )
-    return cursor.rowcount == 1
+    return BudgetRepo(conn).mark_plan_cost_noted(plan_id)
 
 
 def set_thread_budget(
@@ -211,74 +315,20 @@ def set_thread_budget(
     budget_tokens: int | None,
     budget_cost: float | None,
 ) -> None:
-    """Set, change or (both None) remove the thread's budget; the notices are given again."""
-    if budget_tokens is None and budget_cost is None:
-        conn.execute("DELETE FROM thread_budgets WHERE thread_id = ?", (thread_id,))
-        return
-    conn.execute(
-        "INSERT INTO thread_budgets(thread_id, budget_tokens, budget_cost) VALUES (?, ?, ?)"
-        " ON CONFLICT(thread_id) DO UPDATE SET budget_tokens = excluded.budget_tokens,"
-        " budget_cost = excluded.budget_cost, warned = 0, cost_noted = 0",
-        (thread_id, budget_tokens, budget_cost),
-    )
+    BudgetRepo(conn).set_thread_budget(thread_id, budget_tokens, budget_cost)
 
 
 def thread_spent(conn: sqlite3.Connection, thread_id: str) -> Spent:
-    """The thread's main turns' recorded usage plus every task of its plans."""
-    turns = conn.execute(
-        "SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0), COALESCE(SUM(cost), 0),"
-        " COALESCE(MAX(cost IS NULL AND prompt_tokens + completion_tokens > 0), 0)"
-        " FROM turn_usage WHERE thread_id = ?",
-        (thread_id,),
-    ).fetchone()
-    tasks = conn.execute(
-        "SELECT COALESCE(SUM(t.tokens_in + t.tokens_out), 0), COALESCE(SUM(t.cost), 0),"
-        " COALESCE(MAX(t.cost <= 0 AND t.tokens_in + t.tokens_out > 0), 0)"
-        " FROM tasks t JOIN plans p ON p.id = t.plan_id WHERE p.thread_id = ?",
-        (thread_id,),
-    ).fetchone()
-    return Spent(
-        int(turns[0]) + int(tasks[0]),
-        float(turns[1]) + float(tasks[1]),
-        bool(turns[2]) or bool(tasks[2]),
-    )
+    return BudgetRepo(conn).thread_spent(thread_id)
 
 
 def thread_budget(conn: sqlite3.Connection, thread_id: str) -> Budget | None:
-    """The thread's budget with what it has spent; None without a budget."""
-    row = conn.execute(
-        "SELECT budget_tokens, budget_cost, warned, cost_noted FROM thread_budgets"
-        " WHERE thread_id = ?",
-        (thread_id,),
-    ).fetchone()
-    if row is None:
-        return None
-    spent = thread_spent(conn, thread_id)
-    return Budget(
-        thread_id,
-        None if row[0] is None else int(row[0]),
-        bool(row[2]),
-        spent.tokens,
-        None if row[1] is None else float(row[1]),
-        spent.cost,
-        bool(row[3]),
-        spent.cost_unknown,
-    )
+    return BudgetRepo(conn).thread_budget(thread_id)
 
 
 def mark_thread_warned(conn: sqlite3.Connection, thread_id: str) -> bool:
-    """Record that the thread's 80% notice was given; False if it already was."""
-    cursor = conn.execute(
-        "UPDATE thread_budgets SET warned = 1 WHERE thread_id = ? AND warned = 0", (thread_id,)
-    )
-    return cursor.rowcount == 1
+    return BudgetRepo(conn).mark_thread_warned(thread_id)
 
 
 def mark_thread_cost_noted(conn: sqlite3.Connection, thread_id: str) -> bool:
-    """Record that the thread was told its cost budget cannot be fully enforced (once)."""
-    cursor = conn.execute(
-        "UPDATE thread_budgets SET cost_noted = 1 WHERE thread_id = ? AND budget_cost IS NOT NULL"
-        " AND cost_noted = 0",
-        (thread_id,),
-    )
-    return cursor.rowcount == 1
+    return BudgetRepo(conn).mark_thread_cost_noted(thread_id)

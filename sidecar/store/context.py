@@ -6,11 +6,12 @@ in LangGraph's store (`sidecar.context.parts`)."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
+
+from sidecar.store.repository import Repository
 
 CONTEXT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS thread_summaries (
@@ -95,11 +96,8 @@ class TurnUsage:
     created_at: float
 
 
-class ContextRepo:
-    """Summaries, per-thread context settings and turn usage, on the sidecar's connection."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+class ContextRepo(Repository):
+    """Summaries, per-thread context settings, turn usage and message counts."""
 
     def latest_summary(self, thread_id: str) -> SummaryRecord | None:
         row = self.conn.execute(
@@ -113,6 +111,13 @@ class ContextRepo:
             "SELECT * FROM thread_summaries WHERE thread_id = ? ORDER BY id", (thread_id,)
         ).fetchall()
         return [SummaryRecord(*r) for r in rows]
+
+    def message_count(self, thread_id: str) -> int:
+        """How many messages the thread has (its counter, not a count of rows)."""
+        row = self.conn.execute(
+            "SELECT messages FROM thread_message_counts WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
 
     def messages_after(self, thread_id: str, seqs: Iterable[int]) -> dict[int, str]:
         """For each seq, the id of the first message after it that shows as a row of its own

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import dataclass
+
+from sidecar.store.repository import Repository
 
 HEARTBEAT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS heartbeat_beats (
@@ -29,9 +30,8 @@ class BeatRecord:
     run_id: str | None
 
 
-class HeartbeatRepo:
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+class HeartbeatRepo(Repository):
+    """Beats, and the automation's small key-value state (the heartbeat thread's id)."""
 
     def record(
         self,

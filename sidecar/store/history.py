@@ -1,4 +1,5 @@
-"""A thread's whole history: messages in pages (a seq cursor) and full-text search (FTS5).
+"""The conversation of record: messages appended once, read newest first for a turn's context,
+in pages (a seq cursor), and by full-text search (FTS5).
 
 `messages_fts` is an external-content FTS5 table over `messages.content` keyed by `messages.seq`,
 kept in step by triggers; a database written before the index existed is backfilled once when it
@@ -11,11 +12,30 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Sequence
+import time
+import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from sidecar.store.records import MessageRecord, StoredToolCall
+from sidecar.store.repository import Repository
+
+MESSAGE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    tool_calls TEXT,
+    tool_call_id TEXT,
+    is_error INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_by_thread ON messages(thread_id, seq);
+CREATE INDEX IF NOT EXISTS messages_by_role ON messages(thread_id, role, seq);
+"""
 
 HISTORY_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
@@ -103,10 +123,157 @@ def message_record(row: sqlite3.Row) -> MessageRecord:
     )
 
 
-class HistoryRepo:
-    """Paged and searchable access to the conversation of record (a `Store` mixin)."""
+ContextRow = tuple[int, str, str, int]
+"""seq, role, content, and whether the message carries tool calls (1) or not (0)."""
 
-    conn: sqlite3.Connection
+_CONTEXT_COLUMNS = "SELECT seq, role, content, tool_calls IS NOT NULL AND tool_calls != '[]'"
+_NEWEST_AFTER = (
+    f"{_CONTEXT_COLUMNS} FROM messages WHERE thread_id = ? AND seq > ? ORDER BY seq DESC"
+)
+_NEWEST_BETWEEN = (
+    f"{_CONTEXT_COLUMNS} FROM messages WHERE thread_id = ? AND seq > ? AND seq < ?"
+    " ORDER BY seq DESC"
+)
+
+
+class HistoryRepo(Repository):
+    """The conversation of record: appended, read for a turn's context, paged and searched."""
+
+    def add_message(
+        self,
+        thread_id: str,
+        role: str,
+        content: str,
+        *,
+        message_id: str | None = None,
+        tool_calls: Sequence[StoredToolCall] = (),
+        tool_call_id: str | None = None,
+        is_error: bool = False,
+    ) -> MessageRecord:
+        """Append to the conversation. A given `message_id` is written at most once, so a node
+        that re-runs after a crash or an interrupt does not duplicate its message."""
+        record = MessageRecord(
+            id=message_id or uuid.uuid4().hex,
+            thread_id=thread_id,
+            role=role,
+            content=content,
+            created_at=time.time(),
+            tool_calls=tuple(tool_calls),
+            tool_call_id=tool_call_id,
+            is_error=is_error,
+        )
+        calls = json.dumps([_call_dict(c) for c in tool_calls]) if tool_calls else None
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO messages(id, thread_id, role, content, tool_calls, tool_call_id,"
+            " is_error, created_at) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                record.id,
+                thread_id,
+                role,
+                content,
+                calls,
+                tool_call_id,
+                int(is_error),
+                record.created_at,
+            ),
+        )
+        if cur.rowcount == 0:
+            row = self.conn.execute("SELECT * FROM messages WHERE id = ?", (record.id,)).fetchone()
+            return message_record(row)
+        self.conn.execute(
+            "UPDATE threads SET updated_at = ? WHERE id = ?", (time.time(), thread_id)
+        )
+        return record
+
+    def recent_messages(self, thread_id: str, limit: int) -> list[MessageRecord]:
+        """The last `limit` messages in order (an index range scan: cost does not grow with the
+        thread)."""
+        rows = self.conn.execute(
+            "SELECT * FROM (SELECT * FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT ?)"
+            " recent ORDER BY seq",
+            (thread_id, limit),
+        ).fetchall()
+        return [message_record(r) for r in rows]
+
+    def has_message(self, message_id: str) -> bool:
+        row = self.conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone()
+        return row is not None
+
+    def unanswered_tool_calls(self, thread_id: str) -> list[StoredToolCall]:
+        """Tool calls of the thread's latest turn that have no result message yet.
+
+        Every new author message closes the turn before it, so only the latest turn can hold
+        open calls; scanning from its first message keeps this flat however long the thread.
+        """
+        row = self.conn.execute(
+            "SELECT MAX(seq) FROM messages WHERE thread_id = ? AND role = 'user'", (thread_id,)
+        ).fetchone()
+        since = row[0] if row and row[0] is not None else 0
+        rows = self.conn.execute(
+            "SELECT role, tool_calls, tool_call_id FROM messages"
+            " WHERE thread_id = ? AND seq >= ? ORDER BY seq",
+            (thread_id, since),
+        ).fetchall()
+        answered = {r["tool_call_id"] for r in rows if r["role"] == "tool"}
+        calls = [
+            StoredToolCall(**c)
+            for r in rows
+            if r["tool_calls"]
+            for c in cast(list[dict[str, Any]], json.loads(r["tool_calls"]))
+        ]
+        return [c for c in calls if c.id not in answered]
+
+    def newest_rows(
+        self, thread_id: str, *, after_seq: int, before_seq: int | None = None
+    ) -> Iterator[ContextRow]:
+        """The thread's messages after `after_seq` (and before `before_seq`), newest first, as
+        context rows. One index range scan, read lazily: a caller that stops early reads no
+        further."""
+        if before_seq is None:
+            cursor = self.conn.execute(_NEWEST_AFTER, (thread_id, after_seq))
+        else:
+            cursor = self.conn.execute(_NEWEST_BETWEEN, (thread_id, after_seq, before_seq))
+        return cast(Iterator[ContextRow], cursor)
+
+    def seq_span(
+        self, thread_id: str, *, after_seq: int, before_seq: int
+    ) -> tuple[int, int] | None:
+        """The first and the last seq of the thread's messages between the two (both left
+        out); None when there are none. Two index lookups, whatever the span."""
+        low = self.conn.execute(
+            "SELECT MIN(seq) FROM messages WHERE thread_id = ? AND seq > ?", (thread_id, after_seq)
+        ).fetchone()[0]
+        if low is None or low >= before_seq:
+            return None
+        high = self.conn.execute(
+            "SELECT MAX(seq) FROM messages WHERE thread_id = ? AND seq < ?",
+            (thread_id, before_seq),
+        ).fetchone()[0]
+        return int(low), int(high)
+
+    def last_user_message_id(self, thread_id: str) -> str | None:
+        """The id of the thread's newest message from the author."""
+        row = self.conn.execute(
+            "SELECT id FROM messages WHERE thread_id = ? AND role = 'user'"
+            " ORDER BY seq DESC LIMIT 1",
+            (thread_id,),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def last_message_id_through(self, thread_id: str, seq: int) -> str | None:
+        """The id of the thread's newest message at or before `seq`."""
+        row = self.conn.execute(
+            "SELECT id FROM messages WHERE thread_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
+            (thread_id, seq),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def rare_terms(self, terms: list[str]) -> list[str]:
+        """The terms that match few messages (`mcp_servers.memory.selective_terms` on the
+        messages' index): the ones worth an OR search of the whole history."""
+        from mcp_servers.memory import selective_terms
+
+        return selective_terms(self.conn, "messages_fts", terms)
 
     def message_seq(self, message_id: str, thread_id: str | None = None) -> int | None:
         """The seq of a message (of `thread_id`, if given), or None."""
@@ -202,3 +369,7 @@ class HistoryRepo:
             )
             for r in rows
         ]
+
+
+def _call_dict(call: StoredToolCall) -> dict[str, Any]:
+    return {"id": call.id, "server": call.server, "tool": call.tool, "arguments": call.arguments}

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from sidecar.store.repository import Repository
+
 PLAN_GRANT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS plan_grants (
     plan_id TEXT NOT NULL REFERENCES plans(id) ON DELETE CASCADE,
@@ -53,17 +55,14 @@ class PlanGrantView:
     goal: str
 
 
-class PlanGrantRepo:
-    """Mixed into `Store`: uses its single-writer connection."""
-
-    conn: sqlite3.Connection
-
+class PlanGrantRepo(Repository):
     def mint_plan_grants(self, plan_id: str, grants: Sequence[PlanGrant]) -> None:
         """Replace the plan's grants by `grants` (an approved new version re-mints them)."""
         self.conn.execute("DELETE FROM plan_grants WHERE plan_id = ?", (plan_id,))
         self.conn.executemany(
-            "INSERT OR REPLACE INTO plan_grants(plan_id, task_id, server, tool, paths,"
-            " created_at) VALUES (?,?,?,?,?,?)",
+            "INSERT INTO plan_grants(plan_id, task_id, server, tool, paths, created_at)"
+            " VALUES (?,?,?,?,?,?) ON CONFLICT(plan_id, task_id, server, tool)"
+            " DO UPDATE SET paths = excluded.paths, created_at = excluded.created_at",
             [
                 (plan_id, g.task_id, g.server, g.tool, json.dumps(list(g.paths)), time.time())
                 for g in grants

@@ -1,4 +1,4 @@
-"""Plans, their tasks, and the durable outbox of subagent envelopes.
+"""Plans and their tasks.
 
 Task rows carry a `version` column: every change is a compare-and-set on it
 (`update_task(..., expected_version=...)`), so of two writers racing on one task (the runner
@@ -13,6 +13,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, cast
+
+from sidecar.store.repository import Repository
 
 PLAN_SCHEMA = """
 CREATE TABLE IF NOT EXISTS plans (
@@ -53,21 +55,6 @@ CREATE TABLE IF NOT EXISTS tasks (
     error TEXT,
     PRIMARY KEY (plan_id, id)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS outbox (
-    id TEXT PRIMARY KEY,
-    thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
-    plan_id TEXT,
-    task_id TEXT,
-    sender TEXT NOT NULL,
-    receiver TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    artifacts TEXT NOT NULL,
-    reply_to TEXT,
-    created_at REAL NOT NULL,
-    acked_at REAL
-);
-CREATE INDEX IF NOT EXISTS outbox_unacked ON outbox(thread_id, acked_at);
 """
 
 FINAL_TASK_STATES = frozenset({"succeeded", "failed", "cancelled", "skipped"})
@@ -117,22 +104,6 @@ class TaskRecord:
         return self.status in FINAL_TASK_STATES
 
 
-@dataclass(frozen=True, slots=True)
-class OutboxRecord:
-    id: str
-    thread_id: str
-    plan_id: str | None
-    task_id: str | None
-    sender: str
-    receiver: str
-    kind: str
-    payload: dict[str, Any]
-    artifacts: tuple[str, ...]
-    reply_to: str | None
-    created_at: float
-    acked_at: float | None
-
-
 _TASK_FIELDS = frozenset(f.name for f in fields(TaskRecord)) - {"plan_id", "id", "version"}
 
 
@@ -144,16 +115,7 @@ def _task(row: sqlite3.Row) -> TaskRecord:
     return TaskRecord(**data)
 
 
-def _outbox(row: sqlite3.Row) -> OutboxRecord:
-    data = dict(row)
-    data["payload"] = json.loads(data["payload"])
-    data["artifacts"] = tuple(json.loads(data["artifacts"]))
-    return OutboxRecord(**data)
-
-
-class PlanRepo:
-    conn: sqlite3.Connection
-
+class PlanRepo(Repository):
     def create_plan(self, plan_id: str, thread_id: str, goal: str, call_id: str | None) -> None:
         now = time.time()
         self.conn.execute(
@@ -267,61 +229,5 @@ class PlanRepo:
             f"UPDATE tasks SET {assignments}version = version + 1"
             " WHERE plan_id = ? AND id = ? AND version = ?",
             (*values, plan_id, task_id, expected_version),
-        )
-        return cur.rowcount == 1
-
-    def put_envelope(
-        self,
-        envelope_id: str,
-        thread_id: str,
-        *,
-        sender: str,
-        receiver: str,
-        kind: str,
-        payload: dict[str, Any],
-        plan_id: str | None = None,
-        task_id: str | None = None,
-        artifacts: Sequence[str] = (),
-        reply_to: str | None = None,
-        created_at: float | None = None,
-    ) -> None:
-        """Write an envelope to the outbox (once: the same id again is ignored)."""
-        self.conn.execute(
-            "INSERT OR IGNORE INTO outbox(id, thread_id, plan_id, task_id, sender, receiver,"
-            " kind, payload, artifacts, reply_to, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                envelope_id,
-                thread_id,
-                plan_id,
-                task_id,
-                sender,
-                receiver,
-                kind,
-                json.dumps(payload),
-                json.dumps(list(artifacts)),
-                reply_to,
-                created_at if created_at is not None else time.time(),
-            ),
-        )
-
-    def unacked_envelopes(self, thread_id: str, plan_id: str | None = None) -> list[OutboxRecord]:
-        rows = self.conn.execute(
-            "SELECT * FROM outbox WHERE thread_id = ? AND acked_at IS NULL"
-            " AND (? IS NULL OR plan_id = ?) ORDER BY created_at, id",
-            (thread_id, plan_id, plan_id),
-        ).fetchall()
-        return [_outbox(r) for r in rows]
-
-    def envelopes(self, thread_id: str) -> list[OutboxRecord]:
-        rows = self.conn.execute(
-            "SELECT * FROM outbox WHERE thread_id = ? ORDER BY created_at, id", (thread_id,)
-        ).fetchall()
-        return [_outbox(r) for r in rows]
-
-    def ack_envelope(self, envelope_id: str) -> bool:
-        """Mark consumed; False if it already was (the consumer must not act twice)."""
-        cur = self.conn.execute(
-            "UPDATE outbox SET acked_at = ? WHERE id = ? AND acked_at IS NULL",
-            (time.time(), envelope_id),
         )
         return cur.rowcount == 1

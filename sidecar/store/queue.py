@@ -13,6 +13,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from sidecar.store.repository import Repository
+
 QUEUE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS queued_messages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -65,11 +67,8 @@ def _record(row: sqlite3.Row) -> QueuedRecord:
     )
 
 
-class QueueRepo:
-    """Plain SQL over the store's one connection (the single writer)."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+class QueueRepo(Repository):
+    """Messages queued for busy threads, and each thread's default queue mode."""
 
     def enqueue(self, thread_id: str, mode: str, text: str, lane: str = "main") -> QueuedRecord:
         message_id = uuid.uuid4().hex

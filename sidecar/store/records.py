@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sidecar.json_value import JsonObject
+
 
 def question_id(turn_id: str) -> str:
     """The id of the author's message that starts turn `turn_id` (its question)."""
@@ -32,7 +34,7 @@ class StoredToolCall:
     id: str
     server: str
     tool: str
-    arguments: dict[str, Any]
+    arguments: JsonObject
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from sidecar.store.repository import Repository
+
 UNCERTAIN_SCHEMA = """
 CREATE TABLE IF NOT EXISTS uncertain_calls (
     interrupt_id TEXT PRIMARY KEY,
@@ -74,11 +76,7 @@ class UncertainQuestion:
     decision: str | None
 
 
-class UncertainRepo:
-    """Mixed into `Store`: uses its single-writer connection."""
-
-    conn: sqlite3.Connection
-
+class UncertainRepo(Repository):
     def open_intents(self, thread_id: str | None = None) -> list[OpenIntent]:
         """Journaled calls without a result (of one thread, or of every thread), oldest first."""
         sql = "SELECT * FROM tool_journal WHERE result IS NULL"

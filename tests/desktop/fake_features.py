@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sidecar.protocol.features import (
+from sidecar.protocol import (
     FeatureErrorCode,
     PromptArgumentInfo,
     PromptGetResult,

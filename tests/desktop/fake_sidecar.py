@@ -42,8 +42,10 @@ from sidecar.protocol import (
     ApprovalInterrupt,
     ErrorCode,
     ErrorInfo,
+    GrantInfo,
     InitializeResult,
     InterruptEvent,
+    LaunchPreviewInfo,
     MessageEvent,
     MessageInfo,
     QuestionInterrupt,
@@ -52,19 +54,15 @@ from sidecar.protocol import (
     RunFailed,
     RunFinished,
     RunStarted,
+    ServerConfigInfo,
+    ServerInfo,
+    ServerStatusParams,
+    ServerTestResult,
     SettingsInfo,
     ThreadInfo,
     Token,
     ToolCall,
     ToolResult,
-)
-from sidecar.protocol.servers import (
-    GrantInfo,
-    LaunchPreviewInfo,
-    ServerConfigInfo,
-    ServerInfo,
-    ServerStatusParams,
-    ServerTestResult,
 )
 
 DATA = Path(os.environ.get("ATRIUM_DATA_DIR", ".")) / "fake.json"

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from desktop.ipc.api import SidecarApi
 from desktop.ipc.health import RestartPolicy
 from desktop.ipc.pending import PendingRequest
 from desktop.ipc.process import SidecarProcess
@@ -42,11 +43,13 @@ def build_fake_process(
 
 
 class FakeSender:
-    """Records requests and hands out `PendingRequest`s that the test completes."""
+    """Records requests and hands out `PendingRequest`s that the test completes; `api` is the
+    typed face over it that controllers take."""
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, WireModel, PendingRequest]] = []
         self._ids = itertools.count(1)
+        self.api = SidecarApi(self)
 
     def request(self, method: str, params: WireModel | None = None) -> PendingRequest:
         assert method in METHODS

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from desktop.app import DesktopApp, build_desktop
-from desktop.coord_controller import CoordController
+from desktop.controllers.plans import CoordController
 from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.escalation_dialog import EscalationDialog
 from desktop.views.plan_dialog import TITLE, PlanApprovalDialog

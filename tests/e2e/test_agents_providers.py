@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.protocol.agents import AgentProvidersResult
+from sidecar.protocol import AgentProvidersResult
 from tests.e2e.harness import Sidecar
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.protocol import RunEventParams
-from sidecar.protocol.checks import TaskCheck
+from sidecar.protocol import RunEventParams, TaskCheck
 from tests.e2e.harness import Sidecar, event_types
 from tests.e2e.test_subagents import _answers, _task, agent, model
 from tests.fakes.dspy_format import answer_text

@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.app import DesktopApp, build_desktop
 from desktop.views.schedules_panel import SchedulesPanelDialog
-from sidecar.protocol.queue import QueueEmpty, ScheduleListResult
+from sidecar.protocol import QueueEmpty, ScheduleListResult
 from tests.fakes.model_server import ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
 

@@ -16,9 +16,9 @@ from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
 from desktop.app import DesktopApp, build_desktop
-from desktop.models.thread_list_model import THREAD_ID_ROLE
 from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.main_window import MainWindow
+from desktop.views.thread_list_model import THREAD_ID_ROLE
 from sidecar.protocol import RunEventParams, ThreadListResult
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer

@@ -10,9 +10,14 @@ from typing import Any
 
 import pytest
 
-from sidecar.protocol import InterruptEvent, RunEventParams, ToolProgress, ToolResult
-from sidecar.protocol.features import FeatureErrorCode
-from sidecar.protocol.models import FormInterrupt
+from sidecar.protocol import (
+    FeatureErrorCode,
+    FormInterrupt,
+    InterruptEvent,
+    RunEventParams,
+    ToolProgress,
+    ToolResult,
+)
 from tests.e2e.harness import RpcFailure, Sidecar
 from tests.e2e.test_servers import is_state, statuses, wait_status
 from tests.peers import peer_unavailable

@@ -9,8 +9,13 @@ from typing import Any
 
 import pytest
 
-from sidecar.protocol import MessageEvent, RunEventParams
-from sidecar.protocol.memory import ContextEvent, MemoryEvent, MemoryEventsResult
+from sidecar.protocol import (
+    ContextEvent,
+    MemoryEvent,
+    MemoryEventsResult,
+    MessageEvent,
+    RunEventParams,
+)
 from tests.e2e.test_memory import model, start, turn
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.protocol import ErrorCode
-from sidecar.protocol.memory import MemoryErrorCode
+from sidecar.protocol import ErrorCode, MemoryErrorCode
 from tests.e2e.harness import RpcFailure, Sidecar, event_types
 
 pytestmark = pytest.mark.anyio

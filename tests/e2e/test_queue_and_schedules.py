@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.protocol.process import EXIT_REFUSED, refusal_reason
-from sidecar.protocol.queue import QueueErrorCode
+from sidecar.protocol import EXIT_REFUSED, QueueErrorCode, refusal_reason
 from tests.e2e.harness import RpcFailure, Sidecar
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer

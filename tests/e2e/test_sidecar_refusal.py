@@ -13,7 +13,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from desktop.ipc.process import SidecarProcess
-from sidecar.protocol.process import EXIT_REFUSED, refusal_reason
+from sidecar.protocol import EXIT_REFUSED, refusal_reason
 from sidecar.store import open_database
 from sidecar.store.db import SCHEMA_VERSION
 from tests.e2e.harness import Sidecar

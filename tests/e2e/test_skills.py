@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sidecar.protocol.skills import SkillErrorCode
+from sidecar.protocol import SkillErrorCode
 from tests.e2e.harness import RpcFailure, Sidecar
 from tests.mcp_servers.skills.conftest import write_skill
 

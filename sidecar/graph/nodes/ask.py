@@ -10,6 +10,7 @@ from langgraph.types import interrupt
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.nodes.tool import record_call, record_result
 from sidecar.host.types import ToolOutcome
+from sidecar.turn.questions import AuthorQuestion
 from sidecar.turn.state import TurnState
 
 
@@ -22,16 +23,16 @@ def make_interrupt(deps: GraphDeps):
         record_call(deps.store, thread_id, call)
         args = call["arguments"]
         question = str(args.get("question", "")).strip() or "The agent has a question."
-        choices = [str(c) for c in args.get("choices", []) if str(c).strip()]
-        answer = interrupt(
-            {
-                "kind": "question",
-                "title": "The agent asks",
-                "body": question,
-                "question": question,
-                "choices": choices,
-            }
-        )
+        offered = args.get("choices")
+        choices = [str(c) for c in offered if str(c).strip()] if isinstance(offered, list) else []
+        ask: AuthorQuestion = {
+            "kind": "question",
+            "title": "The agent asks",
+            "body": question,
+            "question": question,
+            "choices": choices,
+        }
+        answer = interrupt(ask)
         text = (
             str(cast(dict[str, Any], answer).get("answer", ""))
             if isinstance(answer, dict)

@@ -33,8 +33,14 @@ from sidecar.graph.deps import GraphDeps
 from sidecar.graph.nodes.tool import agent_profile
 from sidecar.llm.types import Planner
 from sidecar.store.records import question_id
-from sidecar.turn.emit import emit
-from sidecar.turn.state import RESET, TurnState
+from sidecar.turn.events import (
+    CompactionReport,
+    ContextReported,
+    MemoryAction,
+    MemoryChanged,
+    emit,
+)
+from sidecar.turn.state import RESET, ChatEntry, TurnState
 
 log = logging.getLogger(__name__)
 IDENTITY_DEADLINE_S = 5.0
@@ -81,7 +87,7 @@ def make_context(deps: GraphDeps):
 
 async def _assembled(
     deps: GraphDeps, state: TurnState, *, compact: bool = False
-) -> tuple[list[dict[str, Any]], dict[str, int], str]:
+) -> tuple[list[ChatEntry], dict[str, int], str]:
     """The context's turns, the compaction's model usage, and what compaction did in a line
     (`compact`: compact now, whatever the budget says)."""
     mem = memory_of(deps)
@@ -236,16 +242,10 @@ async def _compact(
 
 
 def emit_memory(
-    action: str, memory: Memory | None, key: str = "", error: str | None = None
+    action: MemoryAction, memory: Memory | None, key: str = "", error: str | None = None
 ) -> None:
     """A memory saved, changed or forgotten (the transcript shows a chip for it)."""
-    emit(
-        "memory",
-        action=action,
-        key=memory.key if memory is not None else key,
-        memory=memory.to_dict() if memory is not None else None,
-        error=error,
-    )
+    emit(MemoryChanged(action, memory.key if memory is not None else key, memory, error))
 
 
 def _report(
@@ -258,33 +258,34 @@ def _report(
     why_not: str | None,
     message_id: str | None,
 ) -> None:
-    compaction: dict[str, Any] | None = None
+    compaction: CompactionReport | None = None
     if outcome is not None and outcome.summary is not None:
         summary = outcome.summary
-        compaction = {
-            "performed": True,
-            "from_seq": summary.from_seq,
-            "to_seq": summary.to_seq,
-            "messages": summary.messages,
-            "memories_saved": len(outcome.saved),
-            "reason": "the recent messages outgrew their share of the budget",
-        }
+        compaction = CompactionReport(
+            performed=True,
+            from_seq=summary.from_seq,
+            to_seq=summary.to_seq,
+            messages=summary.messages,
+            memories_saved=len(outcome.saved),
+            reason="the recent messages outgrew their share of the budget",
+        )
     elif outcome is not None:
-        compaction = {"performed": False, "reason": f"compaction failed: {outcome.error}"}
+        compaction = CompactionReport(False, f"compaction failed: {outcome.error}")
     elif why_not is not None:
-        compaction = {"performed": False, "reason": why_not}
+        compaction = CompactionReport(False, why_not)
     emit(
-        "context",
-        model=model,
-        window=budget.window,
-        budget=budget.input,
-        used=assembly.used,
-        tokenizer=counter.name,
-        items=[item.to_dict() for item in assembly.items],
-        left_out_messages=assembly.left_out_messages,
-        warnings=list(assembly.warnings),
-        compaction=compaction,
-        message_id=message_id,
+        ContextReported(
+            model=model,
+            window=budget.window,
+            budget=budget.input,
+            used=assembly.used,
+            tokenizer=counter.name,
+            items=tuple(assembly.items),
+            left_out_messages=assembly.left_out_messages,
+            warnings=tuple(assembly.warnings),
+            compaction=compaction,
+            message_id=message_id,
+        )
     )
 
 
@@ -333,7 +334,7 @@ async def _identity(workspace: Path, budget: Budget, counter: TokenCounter) -> I
 _OPEN_PLAN_STATES = frozenset({"failed", "aborted"})
 
 
-def _open_plan_note(deps: GraphDeps, thread_id: str) -> dict[str, Any] | None:
+def _open_plan_note(deps: GraphDeps, thread_id: str) -> ChatEntry | None:
     """The thread's latest plan, if it ended unfinished: the author's new message is the
     trigger on which the planner may revise it (completed tasks stay as they are)."""
     plans = deps.store.plans(thread_id)

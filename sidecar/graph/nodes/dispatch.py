@@ -38,8 +38,9 @@ from sidecar.plans.routines import approve_instance, approved_instance
 from sidecar.plans.runner import run_task
 from sidecar.plans.shapes import completed_specs, task_spec, validate_edit
 from sidecar.store import PlanRecord, Store, TaskRecord
-from sidecar.turn.emit import emit
-from sidecar.turn.state import SubagentInput, TurnState
+from sidecar.turn.events import ToolCalled, emit
+from sidecar.turn.questions import PlanApprovalQuestion
+from sidecar.turn.state import SubagentInput, ToolCallEntry, TurnState
 
 
 def make_dispatch(deps: GraphDeps):
@@ -86,15 +87,11 @@ def make_subagent(deps: GraphDeps):
 
 def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
     store, thread_id = deps.store, state["thread_id"]
-    call = state.get("plan_call") or {}
+    call = state.get("plan_call")
+    if call is None:
+        raise RuntimeError("a plan is proposed only after the planner chose one")
     record_call(store, thread_id, call)
-    emit(
-        "tool_call",
-        call_id=call["id"],
-        server="atrium",
-        tool=call["name"][8:],
-        arguments=call["arguments"],
-    )
+    emit(ToolCalled(call["id"], "atrium", call["name"][8:], call["arguments"]))
     try:
         plan_id, request = _store_plan(deps, state, call)
     except PlanError as exc:
@@ -129,7 +126,7 @@ def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
     return {"dispatching": plan_id, "dispatch_phase": "run"}
 
 
-def _routine_of(call: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
+def _routine_of(call: ToolCallEntry) -> tuple[str, dict[str, str]] | None:
     """The routine a plan call says it runs (only a claim: `approved_instance` checks it)."""
     routine = cast(dict[str, Any], call.get("arguments") or {}).get("routine")
     if not isinstance(routine, dict):
@@ -142,7 +139,7 @@ def _routine_of(call: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
     return name, {str(k): str(v) for k, v in values.items()}
 
 
-def _store_plan(deps: GraphDeps, state: TurnState, call: dict[str, Any]) -> tuple[str, Any]:
+def _store_plan(deps: GraphDeps, state: TurnState, call: ToolCallEntry) -> tuple[str, Any]:
     """Validate and record the plan (idempotent: re-running the node after the approval
     interrupt finds it recorded). Raises PlanError."""
     store = deps.store
@@ -178,7 +175,7 @@ def _store_plan(deps: GraphDeps, state: TurnState, call: dict[str, Any]) -> tupl
     return plan_id, request
 
 
-def _approval_payload(deps: GraphDeps, plan_id: str) -> dict[str, Any]:
+def _approval_payload(deps: GraphDeps, plan_id: str) -> PlanApprovalQuestion:
     store = deps.store
     plan = store.get_plan(plan_id)
     assert plan is not None
@@ -196,7 +193,7 @@ def _approval_payload(deps: GraphDeps, plan_id: str) -> dict[str, Any]:
 
 
 def _call_result(
-    store: Store, state: TurnState, call: dict[str, Any], outcome: ToolOutcome
+    store: Store, state: TurnState, call: ToolCallEntry, outcome: ToolOutcome
 ) -> dict[str, Any]:
     record_result(store, state["thread_id"], call["id"], outcome)
     entry = {
@@ -224,7 +221,11 @@ def _join(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
     store.set_plan_status(plan.id, status)
     emit_plan(store, plan.id)
     text = _report(plan, status, tasks, store)
-    call = state.get("plan_call") or {"id": plan.call_id, "name": "atrium__plan"}
+    call = state.get("plan_call") or {
+        "id": plan.call_id or "",
+        "name": "atrium__plan",
+        "arguments": {},
+    }
     update = _call_result(
         store, state, call, ToolOutcome(is_error=status != "completed", text=text)
     )

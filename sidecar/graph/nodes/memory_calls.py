@@ -12,7 +12,7 @@ from sidecar.graph.deps import GraphDeps
 from sidecar.graph.nodes.context import memory_of
 from sidecar.graph.nodes.tool import record_call, record_result
 from sidecar.store.records import question_id
-from sidecar.turn.state import TurnState
+from sidecar.turn.state import ChatEntry, ToolCallEntry, TurnState
 
 
 def source_message(deps: GraphDeps, state: TurnState) -> str | None:
@@ -20,16 +20,12 @@ def source_message(deps: GraphDeps, state: TurnState) -> str | None:
     own = question_id(state["turn_id"])
     if deps.store.has_message(own):
         return own
-    row = deps.store.conn.execute(
-        "SELECT id FROM messages WHERE thread_id = ? AND role = 'user' ORDER BY seq DESC LIMIT 1",
-        (state["thread_id"],),
-    ).fetchone()
-    return None if row is None else str(row[0])
+    return deps.store.last_user_message_id(state["thread_id"])
 
 
 def stage_memory_calls(deps: GraphDeps, state: TurnState, update: dict[str, Any]) -> dict[str, Any]:
     """Rewrite the planner's update: memory writes answered and staged, reads scoped."""
-    pending: list[dict[str, Any]] = list(update.get("pending") or [])
+    pending: list[ToolCallEntry] = list(update.get("pending") or [])
     if not any(str(c["name"]).startswith(PREFIX) for c in pending):
         return update
     mem = memory_of(deps)
@@ -42,7 +38,7 @@ def stage_memory_calls(deps: GraphDeps, state: TurnState, update: dict[str, Any]
         turn_id=state["turn_id"],
         source_message=source_message(deps, state),
     )
-    entries: list[dict[str, Any]] = []
+    entries: list[ChatEntry] = []
     for call, outcome in answered:
         record_call(deps.store, thread_id, call)
         record_result(deps.store, thread_id, call["id"], outcome)
@@ -54,5 +50,5 @@ def stage_memory_calls(deps: GraphDeps, state: TurnState, update: dict[str, Any]
                 "content": outcome.text,
             }
         )
-    scratch: list[dict[str, Any]] = [*update.get("scratch", []), *entries]
+    scratch: list[ChatEntry] = [*update.get("scratch", []), *entries]
     return {**update, "scratch": scratch, "pending": run, "memory_writes": staged}

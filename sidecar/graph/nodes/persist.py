@@ -14,7 +14,7 @@ from sidecar.context.flush import apply_staged
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.nodes.context import emit_memory, memory_of
 from sidecar.store.records import answer_id
-from sidecar.turn.emit import emit, emit_message
+from sidecar.turn.events import MessageWritten, TurnUsageReported, emit
 from sidecar.turn.state import RESET, TurnState
 
 
@@ -25,7 +25,7 @@ def make_persist(deps: GraphDeps):
             record = deps.store.add_message(
                 state["thread_id"], "assistant", state.get("answer") or "", message_id=message_id
             )
-            emit_message(record)
+            emit(MessageWritten(record))
         _flush_memory(deps, state)
         _record_usage(deps, state)
         return {
@@ -75,12 +75,13 @@ def _record_usage(deps: GraphDeps, state: TurnState) -> None:
     turns = contexts.usage(state["thread_id"])
     costs = [t.cost for t in turns if t.cost is not None]
     emit(
-        "turn_usage",
-        model=model,
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        cost=cost,
-        thread_prompt_tokens=sum(t.prompt_tokens for t in turns),
-        thread_completion_tokens=sum(t.completion_tokens for t in turns),
-        thread_cost=sum(costs) if costs else None,
+        TurnUsageReported(
+            model=model,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cost=cost,
+            thread_prompt_tokens=sum(t.prompt_tokens for t in turns),
+            thread_completion_tokens=sum(t.completion_tokens for t in turns),
+            thread_cost=sum(costs) if costs else None,
+        )
     )

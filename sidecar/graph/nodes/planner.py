@@ -40,8 +40,8 @@ from sidecar.plans.routines import load as load_routine
 from sidecar.plans.skill_composer import material_for, skill_task
 from sidecar.plans.skill_draft import DraftError, Job
 from sidecar.plans.thread_budget import check_turn
-from sidecar.turn.emit import emit
-from sidecar.turn.state import TurnState
+from sidecar.turn.events import TokenStreamed, UsageCounted, emit
+from sidecar.turn.state import ChatEntry, TurnState
 
 ASK_AUTHOR = "atrium__ask_author"
 ASK_AUTHOR_SPEC = ToolSpec(
@@ -61,7 +61,7 @@ ASK_AUTHOR_SPEC = ToolSpec(
 )
 
 
-def to_chat_turn(entry: dict[str, Any]) -> ChatTurn:
+def to_chat_turn(entry: ChatEntry) -> ChatTurn:
     calls = tuple(
         ToolCallRequest(id=c["id"], name=c["name"], arguments=c["arguments"])
         for c in entry.get("tool_calls", ())
@@ -77,7 +77,7 @@ def to_chat_turn(entry: dict[str, Any]) -> ChatTurn:
 
 
 def _answer(text: str) -> dict[str, Any]:
-    emit("token", text=text)
+    emit(TokenStreamed(text))
     return {"answer": text, "route": "persist"}
 
 
@@ -107,13 +107,13 @@ def make_planner(deps: GraphDeps):
         ]
 
         async def on_token(text: str) -> None:
-            emit("token", text=text)
+            emit(TokenStreamed(text))
 
         # A subagent's tokens reach nobody (its answer is its result): no streaming for it.
         sink = None if state.get("agent") else on_token
         decision = await planner_impl.decide(history, _tools_for(deps, state), sink)
         if decision.usage:
-            emit("usage", usage=decision.usage)
+            emit(UsageCounted(decision.usage))
         routed = stage_memory_calls(deps, state, _route(decision))
         if steered:
             routed["scratch"] = [*steered, *routed.get("scratch", [])]
@@ -122,7 +122,7 @@ def make_planner(deps: GraphDeps):
     return planner
 
 
-def _steering(deps: GraphDeps, state: TurnState) -> list[dict[str, Any]]:
+def _steering(deps: GraphDeps, state: TurnState) -> list[ChatEntry]:
     """The author's steer messages sent since the last step (the author's own turn only), each
     marked with its queue id so a retried step knows which ones the turn already holds."""
     if deps.steering is None or state.get("agent"):

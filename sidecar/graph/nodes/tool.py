@@ -23,8 +23,9 @@ from sidecar.plans.profiles import Profile
 from sidecar.store import Store
 from sidecar.store.records import JournalRecord, StoredToolCall
 from sidecar.store.uncertain import AGAIN, CallUncertainError, journal_key
-from sidecar.turn.emit import emit, emit_message
-from sidecar.turn.state import TurnState
+from sidecar.turn.events import MessageWritten, ToolCalled, ToolFinished, ToolProgressed, emit
+from sidecar.turn.questions import ApprovalQuestion
+from sidecar.turn.state import ToolCallEntry, TurnState
 
 
 def agent_profile(deps: GraphDeps, state: TurnState) -> Profile | None:
@@ -64,19 +65,20 @@ def make_tool(deps: GraphDeps):
     return tool
 
 
-def record_call(store: Store, thread_id: str, call: dict[str, Any]) -> None:
+def record_call(store: Store, thread_id: str, call: ToolCallEntry) -> None:
     server, _, tool = call["name"].partition("__")
     if store.has_message(call["id"]):
         return
     stored = StoredToolCall(id=call["id"], server=server, tool=tool, arguments=call["arguments"])
-    emit_message(
-        store.add_message(thread_id, "assistant", "", message_id=call["id"], tool_calls=[stored])
+    record = store.add_message(
+        thread_id, "assistant", "", message_id=call["id"], tool_calls=[stored]
     )
+    emit(MessageWritten(record))
 
 
 def record_result(store: Store, thread_id: str, call_id: str, outcome: ToolOutcome) -> None:
     """Write the call's result to the conversation (once) and stream it."""
-    emit("tool_result", call_id=call_id, is_error=outcome.is_error, content=outcome.text)
+    emit(ToolFinished(call_id, outcome.is_error, outcome.text))
     message_id = f"{call_id}:result"
     if not store.has_message(message_id):
         record = store.add_message(
@@ -87,15 +89,15 @@ def record_result(store: Store, thread_id: str, call_id: str, outcome: ToolOutco
             tool_call_id=call_id,
             is_error=outcome.is_error,
         )
-        emit_message(record)
+        emit(MessageWritten(record))
 
 
-async def run_call(deps: GraphDeps, thread_id: str, call: dict[str, Any]) -> ToolOutcome:
+async def run_call(deps: GraphDeps, thread_id: str, call: ToolCallEntry) -> ToolOutcome:
     store = deps.store
     name, arguments = call["name"], call["arguments"]
     record_call(store, thread_id, call)
     server, tool_name = _split(name)
-    emit("tool_call", call_id=call["id"], server=server, tool=tool_name, arguments=arguments)
+    emit(ToolCalled(call["id"], server, tool_name, arguments))
     key = journal_key(thread_id, call["id"])
     entry = store.journal_entry(key)
     if entry is not None and entry.result is not None:
@@ -116,7 +118,7 @@ def _split(name: str) -> tuple[str, str]:
 
 
 async def _run_again(
-    deps: GraphDeps, thread_id: str, call: dict[str, Any], entry: JournalRecord
+    deps: GraphDeps, thread_id: str, call: ToolCallEntry, entry: JournalRecord
 ) -> ToolOutcome:
     """A call with an intent and no result runs only on the author's "run again"."""
     if entry.status != AGAIN:
@@ -131,7 +133,7 @@ async def _run_again(
     return await _execute(deps, thread_id, tool, call)
 
 
-async def _permitted_call(deps: GraphDeps, thread_id: str, call: dict[str, Any]) -> ToolOutcome:
+async def _permitted_call(deps: GraphDeps, thread_id: str, call: ToolCallEntry) -> ToolOutcome:
     store, host = deps.store, deps.host
     await host.wait_ready()
     await host.wait_for_tool(call["name"])
@@ -179,7 +181,7 @@ def _denied(tool: HostTool, reason: object, *, held: bool) -> ToolOutcome:
 
 
 async def _execute(
-    deps: GraphDeps, thread_id: str, tool: HostTool, call: dict[str, Any]
+    deps: GraphDeps, thread_id: str, tool: HostTool, call: ToolCallEntry
 ) -> ToolOutcome:
     key = journal_key(thread_id, call["id"])
     if not tool.read_only:
@@ -190,8 +192,7 @@ async def _execute(
     node_context = contextvars.copy_context()
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-        event = {"progress": progress, "total": total, "message": message}
-        node_context.run(emit, "tool_progress", call_id=call["id"], **event)
+        node_context.run(emit, ToolProgressed(call["id"], progress, total, message))
 
     try:
         # Registered while in flight, so the server's elicitation/sampling reaches this run.
@@ -205,8 +206,8 @@ async def _execute(
 
 
 async def _approval_payload(
-    host: ToolHost, tool: HostTool, call: dict[str, Any], *, changed: str | None
-) -> dict[str, Any]:
+    host: ToolHost, tool: HostTool, call: ToolCallEntry, *, changed: str | None
+) -> ApprovalQuestion:
     diff = await _preview(host, tool, call["arguments"])
     body = f"{tool.server} wants to run {tool.tool}."
     if changed is not None:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import math
 from typing import Any, cast
 
+from sidecar.host.questions import FormQuestion
+
 STRING_FORMATS = ("email", "uri", "date", "date-time")
 
 
-def form_payload(server: str, params: Any) -> dict[str, Any]:
+def form_payload(server: str, params: Any) -> FormQuestion:
     """The `form` interrupt payload (without id/run) for an elicitation request's params."""
     message = str(getattr(params, "message", ""))
     url = getattr(params, "url", None)

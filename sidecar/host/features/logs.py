@@ -32,7 +32,7 @@ MAX_TEXT = 4000
 
 
 @dataclass(frozen=True, slots=True)
-class LogEntry:
+class ServerLogRecord:
     seq: int
     time: float
     level: LogLevel
@@ -61,7 +61,7 @@ def render(data: Any) -> str:
 
 class _Buffer:
     def __init__(self, capacity: int) -> None:
-        self.entries: deque[LogEntry] = deque(maxlen=capacity)
+        self.entries: deque[ServerLogRecord] = deque(maxlen=capacity)
         self.next_seq = 0
 
     @property
@@ -77,9 +77,9 @@ class ServerLogs:
         self._capacity = capacity
         self._buffers: dict[str, _Buffer] = {}
         self._levels: dict[str, LogLevel] = {}
-        self._listeners: list[Callable[[str, LogEntry], None]] = []
+        self._listeners: list[Callable[[str, ServerLogRecord], None]] = []
 
-    def subscribe(self, listener: Callable[[str, LogEntry], None]) -> Callable[[], None]:
+    def subscribe(self, listener: Callable[[str, ServerLogRecord], None]) -> Callable[[], None]:
         """Hear each new entry as (server, entry), e.g. to push it to a logs panel; returns a
         function that unsubscribes."""
         self._listeners.append(listener)
@@ -93,11 +93,11 @@ class ServerLogs:
         *,
         logger: str | None = None,
         source: Literal["server", "host"] = "server",
-    ) -> LogEntry:
+    ) -> ServerLogRecord:
         buffer = self._buffers.get(server)
         if buffer is None:
             buffer = self._buffers[server] = _Buffer(self._capacity)
-        entry = LogEntry(buffer.next_seq, time.time(), level, logger, text, source)
+        entry = ServerLogRecord(buffer.next_seq, time.time(), level, logger, text, source)
         buffer.next_seq += 1
         buffer.entries.append(entry)
         for listener in list(self._listeners):
@@ -106,7 +106,7 @@ class ServerLogs:
 
     def entries(
         self, server: str, *, min_level: LogLevel = "debug", after_seq: int = -1, limit: int = 500
-    ) -> list[LogEntry]:
+    ) -> list[ServerLogRecord]:
         """The newest `limit` entries at or above `min_level` with `seq > after_seq`."""
         buffer = self._buffers.get(server)
         if buffer is None:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast
 
+from sidecar.host.questions import SamplingQuestion
+
 log = logging.getLogger(__name__)
 
 USER_REJECTED = -1  # the spec's example code for "User rejected sampling request"
@@ -86,7 +88,7 @@ def _block_text(block: Any) -> str:
     return str(text) if text is not None else f"[{getattr(block, 'type', 'unknown')} content]"
 
 
-def sampling_payload(server: str, request: SamplingRequest, params: Any) -> dict[str, Any]:
+def sampling_payload(server: str, request: SamplingRequest, params: Any) -> SamplingQuestion:
     """The `sampling` interrupt payload (without id/run) shown to the author."""
     hints: list[str] = []
     preferences = getattr(params, "model_preferences", None)

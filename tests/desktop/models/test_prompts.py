@@ -20,7 +20,7 @@ from desktop.models.prompts import (
     read_prompt_request,
     unknown_arguments,
 )
-from sidecar.protocol.features import PromptArgumentInfo, PromptInfo
+from sidecar.protocol import PromptArgumentInfo, PromptInfo
 
 
 def prompt(server: str, name: str, *args: PromptArgumentInfo, description: str = "") -> PromptInfo:

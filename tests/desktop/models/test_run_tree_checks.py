@@ -3,8 +3,7 @@ check runs and then its verdict with the verifier's reasons; a malformed check i
 
 from __future__ import annotations
 
-from sidecar.protocol import SubagentEvent
-from sidecar.protocol.checks import TaskCheck
+from sidecar.protocol import SubagentEvent, TaskCheck
 from tests.desktop.coord_support import plan, task
 from tests.desktop.models.test_run_tree import loaded
 from tests.desktop.support import RunScript

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from desktop.controllers.servers import ServersController
 from desktop.models.servers import (
     GrantsState,
     ServersState,
@@ -15,11 +16,10 @@ from desktop.models.servers import (
     parse_key_values,
     parse_lines,
 )
-from desktop.servers_controller import ServersController
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.servers import (
+from sidecar.protocol import (
     ConfigIssueInfo,
     Done,
+    ErrorObject,
     GrantInfo,
     GrantListResult,
     GrantRevokeParams,
@@ -132,7 +132,7 @@ def test_import_text_names_skipped_servers_and_fields():
 
 def test_controller_restart_sends_the_name_and_applies_the_reply(fake_sender: FakeSender):
     state = ServersState()
-    controller = ServersController(fake_sender, state)
+    controller = ServersController(fake_sender.api, state)
     state.set_list(listing(server("time", "crashed")))
     controller.restart("time")
     params, pending = fake_sender.last("server/restart")
@@ -143,7 +143,7 @@ def test_controller_restart_sends_the_name_and_applies_the_reply(fake_sender: Fa
 
 
 def test_controller_reports_failures(fake_sender: FakeSender):
-    controller = ServersController(fake_sender, ServersState())
+    controller = ServersController(fake_sender.api, ServersState())
     errors: list[str] = []
     controller.error_reported.connect(errors.append)
     controller.remove("nope")
@@ -154,7 +154,7 @@ def test_controller_reports_failures(fake_sender: FakeSender):
 
 def test_controller_revoke_removes_the_grant_once_confirmed(fake_sender: FakeSender):
     grants = GrantsState()
-    controller = ServersController(fake_sender, ServersState(), grants)
+    controller = ServersController(fake_sender.api, ServersState(), grants)
     controller.refresh_grants()
     fake_sender.last("grant/list")[1].resolve(GrantListResult(grants=(grant("t1"), grant("t2"))))
     controller.revoke_grant(grants.grants[0])
@@ -166,7 +166,7 @@ def test_controller_revoke_removes_the_grant_once_confirmed(fake_sender: FakeSen
 
 
 def test_an_empty_secret_value_removes_the_secret(fake_sender: FakeSender):
-    controller = ServersController(fake_sender, ServersState())
+    controller = ServersController(fake_sender.api, ServersState())
     controller.set_secret("GH_TOKEN", "")
     params, _ = fake_sender.last("server/set_secret")
     assert params == SecretSetParams(name="GH_TOKEN", value=None)

@@ -15,21 +15,19 @@ from desktop.models.transcript_marks import (
     divider_text,
 )
 from sidecar.protocol import (
-    MessageEvent,
-    RunEventParams,
-    RunStarted,
-    ThreadGetResult,
-    Token,
-    ToolCallInfo,
-)
-from sidecar.protocol.memory import (
     CompactionInfo,
     ContextEvent,
     ContextItemInfo,
     MemoryEvent,
     MemoryEventInfo,
     MemoryInfo,
+    MessageEvent,
+    RunEventParams,
+    RunStarted,
     SummaryInfo,
+    ThreadGetResult,
+    Token,
+    ToolCallInfo,
 )
 from tests.desktop.support import message, thread_info
 

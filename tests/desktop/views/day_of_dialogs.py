@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication
 
 def main(count: int) -> dict[str, int]:
     app = QApplication(sys.argv[:1])
-    from desktop.controller import SessionController
+    from desktop.controllers.session import SessionController
     from desktop.models.session import SessionState
     from desktop.views.approval_dialog import ApprovalDialog
     from desktop.views.main_window import MainWindow
@@ -36,7 +36,7 @@ def main(count: int) -> dict[str, int]:
 
     sender = FakeSender()
     state = SessionState()
-    controller = SessionController(sender, state)
+    controller = SessionController(sender.api, state)
     window = MainWindow(state, controller)
     window.show()
     controller.refresh()

@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.controller import SessionController
+from desktop.controllers.session import SessionController
 from desktop.models.session import SessionState
 from desktop.views.changeset_dialog import ChangesetDialog
 from desktop.views.main_window import MainWindow
@@ -120,7 +120,7 @@ def test_the_inbox_opens_the_changeset_and_accepting_resumes_with_the_ticked_pat
     qtbot: QtBot, fake_sender: FakeSender
 ):
     state = SessionState()
-    controller = SessionController(fake_sender, state)
+    controller = SessionController(fake_sender.api, state)
     window = MainWindow(state, controller)
     qtbot.addWidget(window)
     window.show()

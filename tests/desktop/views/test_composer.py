@@ -11,13 +11,14 @@ from PySide6.QtGui import QFocusEvent
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from desktop.composer_controller import ComposerController
+from desktop.controllers.composer import ComposerController
+from desktop.ipc.api import SidecarApi
 from desktop.ipc.client import RpcClient
 from desktop.models.prompts import BUILTIN_COMMANDS
 from desktop.views.composer import ComposerWidget
 from desktop.views.prompt_dialogs import PromptArgumentsDialog, ResourcePickerDialog
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.features import (
+from sidecar.protocol import (
+    ErrorObject,
     FeatureErrorCode,
     PromptArgumentInfo,
     PromptGetParams,
@@ -64,7 +65,7 @@ def expanded(server: str, name: str, text: str) -> PromptGetResult:
 @pytest.fixture
 def composer(qtbot: QtBot, fake_sender: FakeSender) -> ComposerWidget:
     """A composer whose controller has listed prompts of two servers."""
-    controller = ComposerController(fake_sender)
+    controller = ComposerController(fake_sender.api)
     composer = ComposerWidget(features=controller)
     qtbot.addWidget(composer)
     composer.show()
@@ -323,7 +324,7 @@ def live(qtbot: QtBot, fake_process_factory: FakeProcessFactory) -> Iterator[Com
     """A composer whose controller talks to the fake sidecar process, prompts listed."""
     process = fake_process_factory()
     client = RpcClient(process)
-    controller = ComposerController(client)
+    controller = ComposerController(SidecarApi(client))
     client.server_status_received.connect(controller.handle_status)
     composer = ComposerWidget(features=controller)
     qtbot.addWidget(composer)

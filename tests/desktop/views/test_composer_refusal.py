@@ -9,8 +9,9 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.composer_controller import ComposerController
-from desktop.controller import SessionController
+from desktop.controllers.composer import ComposerController
+from desktop.controllers.session import SessionController
+from desktop.ipc.api import SidecarApi
 from desktop.ipc.client import RpcClient
 from desktop.ipc.errors import ClientErrorCode
 from desktop.ipc.process import SidecarProcess
@@ -20,14 +21,14 @@ from desktop.views.main_window import MainWindow
 from sidecar.protocol import (
     ErrorCode,
     ErrorObject,
+    PromptGetResult,
+    QueueErrorCode,
     RunRef,
     RunStarted,
     RunStartParams,
     ThreadCreateParams,
     ThreadGetParams,
 )
-from sidecar.protocol.features import PromptGetResult
-from sidecar.protocol.queue import QueueErrorCode
 from tests.desktop.support import FakeSender, RunScript, thread_info
 from tests.desktop.views.test_main_window import thread_result, window
 
@@ -120,7 +121,7 @@ def test_a_first_message_whose_thread_could_not_be_created_comes_back(
     qtbot: QtBot, fake_sender: FakeSender
 ):
     state = SessionState()
-    window = MainWindow(state, SessionController(fake_sender, state))
+    window = MainWindow(state, SessionController(fake_sender.api, state))
     qtbot.addWidget(window)
     _send(qtbot, window, "Start the novel")
     params, pending = fake_sender.last("thread/create")
@@ -150,7 +151,7 @@ def test_with_no_sidecar_running_the_message_comes_back_at_once(qtbot: QtBot, tm
     with qtbot.waitSignal(process.gave_up, timeout=TIMEOUT_MS):
         process.start()
     state = SessionState()
-    window = MainWindow(state, SessionController(client, state))
+    window = MainWindow(state, SessionController(SidecarApi(client), state))
     qtbot.addWidget(window)
     state.set_threads((thread_info("t1", "One"),))
     state.select("t1", loaded=True)
@@ -164,7 +165,7 @@ def test_with_no_sidecar_running_the_message_comes_back_at_once(qtbot: QtBot, tm
 def test_a_refusal_while_a_prompt_expands_comes_back_after_the_expansion(
     qtbot: QtBot, fake_sender: FakeSender
 ):
-    composer = ComposerWidget(features=ComposerController(fake_sender))
+    composer = ComposerWidget(features=ComposerController(fake_sender.api))
     qtbot.addWidget(composer)
     composer.expand("time", "convert", {"time": "09:00"})
     composer.take_back("also the tide", ErrorObject(code=QueueErrorCode.QUEUE_FULL, message="x"))

@@ -19,7 +19,7 @@ from desktop.views.form_dialog import (
 )
 from desktop.views.interrupt_dialogs import build_interrupt_dialog
 from desktop.views.sampling_dialog import SamplingDialog
-from sidecar.protocol.models import (
+from sidecar.protocol import (
     FormInterrupt,
     FormValue,
     SamplingInterrupt,

@@ -9,15 +9,15 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.controller import SessionController
+from desktop.controllers.servers import ServersController
+from desktop.controllers.session import SessionController
+from desktop.ipc.api import SidecarApi
 from desktop.ipc.client import RpcClient
 from desktop.models.servers import GrantsState, ServersState
 from desktop.models.session import SessionState
-from desktop.servers_controller import ServersController
 from desktop.views.grants_panel import GrantsPanelDialog
 from desktop.views.main_window import MainWindow
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.servers import Done, GrantInfo, GrantListResult, GrantRevokeParams
+from sidecar.protocol import Done, ErrorObject, GrantInfo, GrantListResult, GrantRevokeParams
 from tests.desktop.conftest import FakeProcessFactory
 from tests.desktop.support import FakeSender
 
@@ -35,7 +35,7 @@ def grant(thread_id: str, tool: str) -> GrantInfo:
 @pytest.fixture
 def panel(qtbot: QtBot, fake_sender: FakeSender) -> GrantsPanelDialog:
     grants = GrantsState()
-    panel = GrantsPanelDialog(ServersController(fake_sender, ServersState(), grants))
+    panel = GrantsPanelDialog(ServersController(fake_sender.api, ServersState(), grants))
     qtbot.addWidget(panel)
     panel.show()
     panel.refresh()
@@ -83,8 +83,8 @@ def test_refresh_reloads_the_list(qtbot: QtBot, panel: GrantsPanelDialog, fake_s
 
 def test_the_toolbar_actions_open_both_panels_and_load_them(qtbot: QtBot, fake_sender: FakeSender):
     state = SessionState()
-    servers = ServersController(fake_sender, ServersState())
-    window = MainWindow(state, SessionController(fake_sender, state), servers=servers)
+    servers = ServersController(fake_sender.api, ServersState())
+    window = MainWindow(state, SessionController(fake_sender.api, state), servers=servers)
     qtbot.addWidget(window)
     window.show()
     window.servers_action.trigger()
@@ -98,7 +98,7 @@ def test_without_a_servers_controller_the_actions_are_disabled(
     qtbot: QtBot, fake_sender: FakeSender
 ):
     state = SessionState()
-    window = MainWindow(state, SessionController(fake_sender, state))
+    window = MainWindow(state, SessionController(fake_sender.api, state))
     qtbot.addWidget(window)
     assert not window.servers_action.isEnabled() and not window.grants_action.isEnabled()
 
@@ -107,7 +107,7 @@ def test_without_a_servers_controller_the_actions_are_disabled(
 def live(qtbot: QtBot, fake_process_factory: FakeProcessFactory) -> Iterator[GrantsPanelDialog]:
     process = fake_process_factory()
     client = RpcClient(process)
-    panel = GrantsPanelDialog(ServersController(client, ServersState()))
+    panel = GrantsPanelDialog(ServersController(SidecarApi(client), ServersState()))
     qtbot.addWidget(panel)
     panel.show()
     with qtbot.waitSignal(client.initialized, timeout=TIMEOUT_MS):

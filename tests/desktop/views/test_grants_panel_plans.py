@@ -6,10 +6,10 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from desktop.controllers.servers import ServersController
 from desktop.models.servers import GrantsState, ServersState, grant_scope
-from desktop.servers_controller import ServersController
 from desktop.views.grants_panel import COLUMNS, GrantsPanelDialog
-from sidecar.protocol.servers import Done, GrantInfo, GrantListResult, GrantRevokeParams
+from sidecar.protocol import Done, GrantInfo, GrantListResult, GrantRevokeParams
 from tests.desktop.support import FakeSender
 
 LEFT = Qt.MouseButton.LeftButton
@@ -32,7 +32,7 @@ def standing() -> GrantInfo:
 
 
 def build(qtbot: QtBot, fake_sender: FakeSender) -> GrantsPanelDialog:
-    panel = GrantsPanelDialog(ServersController(fake_sender, ServersState(), GrantsState()))
+    panel = GrantsPanelDialog(ServersController(fake_sender.api, ServersState(), GrantsState()))
     qtbot.addWidget(panel)
     panel.show()
     panel.refresh()

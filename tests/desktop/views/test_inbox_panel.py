@@ -7,8 +7,8 @@ import pytest
 from PySide6.QtCore import QCoreApplication, Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.controller import SessionController
-from desktop.coord_controller import CoordController
+from desktop.controllers.plans import CoordController
+from desktop.controllers.session import SessionController
 from desktop.models.session import SessionState
 from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.escalation_dialog import EscalationDialog
@@ -39,8 +39,8 @@ LEFT = Qt.MouseButton.LeftButton
 def window(qtbot: QtBot, fake_sender: FakeSender) -> MainWindow:
     """A window with thread t1 loaded, whose plan has tasks a ("Task a") and b."""
     state = SessionState()
-    controller = SessionController(fake_sender, state)
-    window = MainWindow(state, controller, coord=CoordController(fake_sender))
+    controller = SessionController(fake_sender.api, state)
+    window = MainWindow(state, controller, coord=CoordController(fake_sender.api))
     qtbot.addWidget(window)
     window.show()
     controller.refresh()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
-from desktop.controller import SessionController, title_from_text
+from desktop.controllers.session import SessionController, title_from_text
 from desktop.models.session import SessionState
 from desktop.models.transcript import INITIAL_PAGE
 from desktop.views.approval_dialog import ApprovalDialog
@@ -40,9 +42,15 @@ from tests.desktop.support import FakeSender, RunScript, message, thread_info
 @pytest.fixture
 def window(qtbot: QtBot, fake_sender: FakeSender) -> MainWindow:
     """A window with threads t1 and t2 listed and t1 loaded."""
+    return build_window(qtbot, fake_sender)
+
+
+def build_window(qtbot: QtBot, fake_sender: FakeSender, **panels: Any) -> MainWindow:
+    """The `window` fixture's window, with the panels of the controllers in `panels` (the
+    `MainWindow` keywords, e.g. `queue=QueueController(...)`)."""
     state = SessionState()
-    controller = SessionController(fake_sender, state)
-    window = MainWindow(state, controller)
+    controller = SessionController(fake_sender.api, state)
+    window = MainWindow(state, controller, **panels)
     qtbot.addWidget(window)
     window.show()
     controller.refresh()
@@ -217,7 +225,7 @@ def test_new_thread_creates_and_selects_it(
 def test_the_first_message_without_a_thread_creates_one_titled_after_it(
     fake_sender: FakeSender,
 ):
-    controller = SessionController(fake_sender, SessionState())
+    controller = SessionController(fake_sender.api, SessionState())
     controller.send_message("Plan chapter two\nwith details")
     params, pending = fake_sender.last("thread/create")
     assert params.model_dump() == {"title": "Plan chapter two"}

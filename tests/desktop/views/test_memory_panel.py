@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from pytestqt.qtbot import QtBot
 
-from desktop.memory_controller import MemoryController
+from desktop.controllers.memory import MemoryController
 from desktop.models.memory import MemoryState
 from desktop.views.memory_panel import MemoryPanelDialog
-from sidecar.protocol import ErrorObject, RunEventParams
-from sidecar.protocol.memory import (
+from sidecar.protocol import (
     CompactionInfo,
     ContextEvent,
     ContextItemInfo,
+    ErrorObject,
     IdentityFileInfo,
     IdentityGetResult,
     IdentitySetParams,
@@ -23,6 +23,7 @@ from sidecar.protocol.memory import (
     MemoryListParams,
     MemoryListResult,
     MemoryUpdateParams,
+    RunEventParams,
     TurnUsageEvent,
 )
 from tests.desktop.support import FakeSender
@@ -37,7 +38,7 @@ def memory(key: str, text: str, *, tier: str = "workspace", pinned: bool = False
 
 @pytest.fixture
 def controller(fake_sender: FakeSender) -> MemoryController:
-    return MemoryController(fake_sender, MemoryState())
+    return MemoryController(fake_sender.api, MemoryState())
 
 
 @pytest.fixture

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from desktop.coord_controller import CoordController
+from desktop.controllers.plans import CoordController
 from desktop.views.profiles_tab import ProfilesTabWidget, describe_agents
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.agents import AgentProviderInfo, AgentProvidersResult, AgentsEmpty
+from sidecar.protocol import AgentProviderInfo, AgentProvidersResult, AgentsEmpty, ErrorObject
 from tests.desktop.support import FakeSender
 
 REPORT = AgentProvidersResult(
@@ -47,7 +46,7 @@ def test_each_cli_reads_as_found_with_its_version_or_what_is_missing() -> None:
 def test_refresh_asks_the_sidecar_and_shows_the_answer(
     qtbot: QtBot, fake_sender: FakeSender
 ) -> None:
-    tab = ProfilesTabWidget(CoordController(fake_sender))
+    tab = ProfilesTabWidget(CoordController(fake_sender.api))
     qtbot.addWidget(tab)
     tab.show()
     tab.refresh()
@@ -61,7 +60,7 @@ def test_refresh_asks_the_sidecar_and_shows_the_answer(
 
 
 def test_a_refused_request_is_shown_in_place(qtbot: QtBot, fake_sender: FakeSender) -> None:
-    tab = ProfilesTabWidget(CoordController(fake_sender))
+    tab = ProfilesTabWidget(CoordController(fake_sender.api))
     qtbot.addWidget(tab)
     tab.show()
     tab.refresh()

@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.coord_controller import CoordController
+from desktop.controllers.plans import CoordController
 from desktop.views.profiles_tab import ProfilesTabWidget, split_list
 from desktop.views.settings_dialog import SettingsDialog
 from sidecar.protocol import (
@@ -33,7 +33,7 @@ def listing(error: str | None = None) -> ProfileListResult:
 
 @pytest.fixture
 def tab(qtbot: QtBot, fake_sender: FakeSender) -> ProfilesTabWidget:
-    tab = ProfilesTabWidget(CoordController(fake_sender))
+    tab = ProfilesTabWidget(CoordController(fake_sender.api))
     qtbot.addWidget(tab)
     tab.show()
     tab.refresh()
@@ -126,7 +126,7 @@ def test_bad_fields_and_duplicate_ids_are_caught_before_sending(
 
 
 def test_a_broken_profiles_file_is_explained(qtbot: QtBot, fake_sender: FakeSender):
-    tab = ProfilesTabWidget(CoordController(fake_sender))
+    tab = ProfilesTabWidget(CoordController(fake_sender.api))
     qtbot.addWidget(tab)
     tab.show()
     tab.load(listing(error="line 3: expected a list"))
@@ -141,7 +141,7 @@ def test_the_settings_dialog_has_a_profiles_tab_with_a_coordinator(
     info = SettingsInfo(
         model=None, api_base=None, workspace="/w", has_api_key=False, model_source="none"
     )
-    dialog = SettingsDialog(info, coord=CoordController(fake_sender))
+    dialog = SettingsDialog(info, coord=CoordController(fake_sender.api))
     qtbot.addWidget(dialog)
     assert dialog.profiles_tab is not None and dialog.tabs.count() == 2
     assert fake_sender.methods() == ["profile/list", "agents/providers"]

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QTreeWidgetItem
 from pytestqt.qtbot import QtBot
 
 from desktop.views.prompt_dialogs import PromptArgumentsDialog, ResourcePickerDialog
-from sidecar.protocol.features import (
+from sidecar.protocol import (
     PromptArgumentInfo,
     PromptInfo,
     ResourceInfo,

@@ -3,18 +3,29 @@ withdrawn or taken back into the composer until they are delivered."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.queue_controller import QueueController
+from desktop.controllers.queue import QueueController
 from desktop.views.main_window import MainWindow
-from desktop.views.queue_strip import QueueStrip, add_queue_strip
-from sidecar.protocol import RunRef, RunStarted, RunStartParams
-from sidecar.protocol.queue import QueuedMessageInfo, QueueRef, QueueUpdateParams
+from desktop.views.queue_strip import QueueStrip
+from sidecar.protocol import (
+    QueuedMessageInfo,
+    QueueRef,
+    QueueUpdateParams,
+    RunRef,
+    RunStarted,
+    RunStartParams,
+)
 from tests.desktop.support import FakeSender, RunScript
-from tests.desktop.views.test_main_window import window
+from tests.desktop.views.test_main_window import build_window
 
-__all__ = ["window"]
+
+@pytest.fixture
+def window(qtbot: QtBot, fake_sender: FakeSender) -> MainWindow:
+    """The main window's test window, with a queue controller (so with the strip)."""
+    return build_window(qtbot, fake_sender, queue=QueueController(fake_sender.api))
 
 
 def _queued(message_id: str, text: str, status: str = "queued", mode: str = "steer"):
@@ -39,9 +50,9 @@ def _running(window: MainWindow, fake_sender: FakeSender) -> None:
     window.controller.handle_run_event(RunScript()(RunStarted()))
 
 
-def _strip(window: MainWindow, fake_sender: FakeSender) -> tuple[QueueController, QueueStrip]:
-    queue = QueueController(fake_sender)
-    return queue, add_queue_strip(window, queue)
+def _strip(window: MainWindow) -> tuple[QueueController, QueueStrip]:
+    assert window.queue is not None and window.queue_strip is not None
+    return window.queue, window.queue_strip
 
 
 def test_enter_during_a_run_queues_in_the_default_mode_and_alt_enter_interrupts(
@@ -66,7 +77,7 @@ def test_queued_messages_show_under_the_turn_and_can_be_withdrawn_or_edited(
     window: MainWindow,
     fake_sender: FakeSender,
 ):
-    queue, strip = _strip(window, fake_sender)
+    queue, strip = _strip(window)
     assert strip.isHidden()
     queue.handle_update(_queued("q1", "also the tide"))
     queue.handle_update(_queued("q22", "and the moon", mode="followup"))
@@ -94,7 +105,7 @@ def test_a_message_taken_back_to_edit_keeps_what_the_author_typed_since(
     window: MainWindow,
     fake_sender: FakeSender,
 ):
-    queue, strip = _strip(window, fake_sender)
+    queue, strip = _strip(window)
     queue.handle_update(_queued("q1", "also the tide"))
     qtbot.keyClicks(window.composer.editor, "and the gulls")
     _, _, edit, _ = strip.rows[0]
@@ -108,7 +119,7 @@ def test_a_delivered_message_cannot_change_and_an_answered_one_leaves_the_strip(
     window: MainWindow,
     fake_sender: FakeSender,
 ):
-    queue, strip = _strip(window, fake_sender)
+    queue, strip = _strip(window)
     queue.handle_update(_queued("q1", "also the tide", status="delivered"))
     assert window.transcript.plain_text().endswith("also the tide")
     _, label, edit, withdraw = strip.rows[0]

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.coord_controller import CoordController
+from desktop.controllers.plans import CoordController
 from desktop.views.run_tree import (
     ACTIVITY,
     ATTEMPT,
@@ -37,7 +37,7 @@ LEFT = Qt.MouseButton.LeftButton
 
 @pytest.fixture
 def panel(qtbot: QtBot, fake_sender: FakeSender) -> RunTreePanel:
-    coord = CoordController(fake_sender)
+    coord = CoordController(fake_sender.api)
     panel = RunTreePanel(coord)
     qtbot.addWidget(panel)
     panel.show()
@@ -153,7 +153,7 @@ def test_a_failed_switch_is_said_in_the_header(
 
 
 def test_a_thread_without_plans_says_so(qtbot: QtBot, fake_sender: FakeSender):
-    coord = CoordController(fake_sender)
+    coord = CoordController(fake_sender.api)
     panel = RunTreePanel(coord)
     qtbot.addWidget(panel)
     coord.show_thread("t1")

@@ -7,10 +7,15 @@ from PySide6.QtCore import QDate, QDateTime, Qt, QTime, QTimeZone
 from pytestqt.qtbot import QtBot
 
 from desktop.views.schedule_edit_dialog import ScheduleEditDialog
-from sidecar.protocol import ErrorCode, ErrorObject
-from sidecar.protocol.queue import QueueErrorCode, ScheduleCreateParams, ScheduleUpdateParams
+from sidecar.protocol import (
+    ErrorCode,
+    ErrorObject,
+    QueueErrorCode,
+    ScheduleCreateParams,
+    ScheduleUpdateParams,
+)
+from tests.desktop.controllers.test_schedules import refusal, schedule_info
 from tests.desktop.support import thread_info
-from tests.desktop.test_schedules_controller import refusal, schedule_info
 
 
 def _dialog(qtbot: QtBot, *args: object, **kwargs: object) -> ScheduleEditDialog:

@@ -7,17 +7,15 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolBar
 from pytestqt.qtbot import QtBot
 
-from desktop.schedules_controller import SchedulesController
+from desktop.controllers.schedules import SchedulesController
 from desktop.views.main_window import MainWindow
 from desktop.views.schedule_edit_dialog import ScheduleEditDialog
 from desktop.views.schedules_panel import (
     SchedulesPanelDialog,
-    add_schedules_panel,
     local_time,
-    show_automation_notice,
 )
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.queue import (
+from sidecar.protocol import (
+    ErrorObject,
     FireInfo,
     NotifyParams,
     QueueEmpty,
@@ -31,7 +29,7 @@ from sidecar.protocol.queue import (
     ScheduleUpdateParams,
 )
 from tests.desktop.support import FakeSender
-from tests.desktop.views.test_main_window import window
+from tests.desktop.views.test_main_window import build_window, window
 
 __all__ = ["window"]
 
@@ -64,7 +62,7 @@ def _listed(fake_sender: FakeSender, *schedules: ScheduleInfo) -> None:
 def test_the_panel_lists_schedules_with_local_next_times_and_pauses_runs_and_deletes(
     qtbot: QtBot, fake_sender: FakeSender
 ):
-    controller = SchedulesController(fake_sender)
+    controller = SchedulesController(fake_sender.api)
     panel = SchedulesPanelDialog(controller)
     qtbot.addWidget(panel)
     assert panel.empty_label.isVisibleTo(panel)
@@ -119,12 +117,10 @@ def test_the_panel_lists_schedules_with_local_next_times_and_pauses_runs_and_del
     assert fake_sender.last("schedule/delete")[0] == ScheduleRef(schedule_id="b")
 
 
-def test_the_window_offers_the_panel_in_its_toolbar(
-    qtbot: QtBot,
-    window: MainWindow,
-    fake_sender: FakeSender,
-):
-    action = add_schedules_panel(window, SchedulesController(fake_sender))
+def test_the_window_offers_the_panel_in_its_toolbar(qtbot: QtBot, fake_sender: FakeSender):
+    window = build_window(qtbot, fake_sender, schedules=SchedulesController(fake_sender.api))
+    action = window.schedules_action
+    assert action is not None
     toolbar = window.findChild(QToolBar, "main_toolbar")
     assert toolbar is not None and action in toolbar.actions()
     action.trigger()
@@ -140,7 +136,7 @@ def test_a_heartbeat_that_needs_the_author_is_told_in_the_window_or_as_a_notific
     shown: list[tuple[str, str]] = []
     window.notifier.shown.connect(lambda title, text: shown.append((title, text)))
     notice = NotifyParams(kind="heartbeat", title="Heartbeat", text="The build is red")
-    show_automation_notice(window, notice)
+    window.notifier.tell(notice.title, notice.text)
     in_bar = window.statusBar().currentMessage() == "Heartbeat: The build is red"
     assert in_bar or shown == [("Heartbeat", "The build is red")]
 
@@ -164,7 +160,7 @@ def _open_new(qtbot: QtBot, panel: SchedulesPanelDialog) -> ScheduleEditDialog:
 def test_an_author_creates_a_cron_schedule_in_the_dialog_and_sees_it_listed_and_selected(
     qtbot: QtBot, fake_sender: FakeSender
 ):
-    controller = SchedulesController(fake_sender)
+    controller = SchedulesController(fake_sender.api)
     panel = SchedulesPanelDialog(controller)
     qtbot.addWidget(panel)
     controller.reload()
@@ -194,7 +190,7 @@ def test_an_author_creates_a_cron_schedule_in_the_dialog_and_sees_it_listed_and_
 def test_a_cron_the_sidecar_refuses_keeps_the_dialog_open_with_the_text_by_the_field(
     qtbot: QtBot, fake_sender: FakeSender
 ):
-    controller = SchedulesController(fake_sender)
+    controller = SchedulesController(fake_sender.api)
     panel = SchedulesPanelDialog(controller)
     qtbot.addWidget(panel)
     dialog = _open_new(qtbot, panel)
@@ -225,7 +221,7 @@ def test_a_cron_the_sidecar_refuses_keeps_the_dialog_open_with_the_text_by_the_f
 
 
 def test_editing_the_selected_schedule_changes_its_prompt(qtbot: QtBot, fake_sender: FakeSender):
-    controller = SchedulesController(fake_sender)
+    controller = SchedulesController(fake_sender.api)
     panel = SchedulesPanelDialog(controller)
     qtbot.addWidget(panel)
     controller.reload()
@@ -250,7 +246,7 @@ def test_editing_the_selected_schedule_changes_its_prompt(qtbot: QtBot, fake_sen
 def test_a_thousand_schedules_are_all_listed_and_one_more_can_be_created(
     qtbot: QtBot, fake_sender: FakeSender
 ):
-    controller = SchedulesController(fake_sender)
+    controller = SchedulesController(fake_sender.api)
     panel = SchedulesPanelDialog(controller)
     qtbot.addWidget(panel)
     many = tuple(_schedule(f"s{i:04}", name=f"Job {i:04}") for i in range(1000))
@@ -277,7 +273,7 @@ def test_a_thousand_schedules_are_all_listed_and_one_more_can_be_created(
 def test_a_refusal_after_the_dialog_was_closed_is_shown_in_the_panel(
     qtbot: QtBot, fake_sender: FakeSender
 ):
-    controller = SchedulesController(fake_sender)
+    controller = SchedulesController(fake_sender.api)
     panel = SchedulesPanelDialog(controller)
     qtbot.addWidget(panel)
     dialog = _open_new(qtbot, panel)

@@ -12,14 +12,15 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
+from desktop.controllers.servers import ServersController
+from desktop.ipc.api import SidecarApi
 from desktop.ipc.client import RpcClient
 from desktop.models.servers import ServersState
-from desktop.servers_controller import ServersController
 from desktop.views.server_dialogs import ReportDialog
 from desktop.views.servers_panel import ServersPanelDialog
-from sidecar.protocol import ErrorObject
-from sidecar.protocol.servers import (
+from sidecar.protocol import (
     Done,
+    ErrorObject,
     SecretSetParams,
     ServerConfigInfo,
     ServerConfigParams,
@@ -56,7 +57,7 @@ def panel(qtbot: QtBot, fake_sender: FakeSender) -> ServersPanelDialog:
             config_path="/tmp/mcp.json",
         )
     )
-    panel = ServersPanelDialog(ServersController(fake_sender, state))
+    panel = ServersPanelDialog(ServersController(fake_sender.api, state))
     qtbot.addWidget(panel)
     panel.show()
     return panel
@@ -217,7 +218,7 @@ def live(qtbot: QtBot, fake_process_factory: FakeProcessFactory) -> Iterator[Ser
     """A panel whose controller talks to the fake sidecar process, list loaded."""
     process = fake_process_factory()
     client = RpcClient(process)
-    controller = ServersController(client, ServersState())
+    controller = ServersController(SidecarApi(client), ServersState())
     client.server_status_received.connect(controller.handle_status)
     panel = ServersPanelDialog(controller)
     qtbot.addWidget(panel)

@@ -9,31 +9,25 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QDockWidget
 from pytestqt.qtbot import QtBot
 
-from desktop.controller import SessionController
-from desktop.coord_controller import CoordController
+from desktop.controllers.plans import CoordController
+from desktop.controllers.session import SessionController
+from desktop.controllers.skills import SkillsController, routine_command
 from desktop.models.session import SessionState
-from desktop.skills_controller import SkillsController, routine_command
 from desktop.views.main_window import MainWindow
 from desktop.views.routine_dialogs import SaveRoutineDialog
 from desktop.views.run_tree import SAVE_AS_ROUTINE
-from desktop.views.skills_panel import PROBLEM, WHERE, SkillsPanelWidget, add_skills_panel
+from desktop.views.skills_panel import PROBLEM, WHERE, SkillsPanelWidget
 from sidecar.plans.routines import parse_args
 from sidecar.protocol import (
     ErrorObject,
     PlanGetResult,
-    RunStartParams,
-    ThreadGetResult,
-    ThreadListResult,
-)
-from sidecar.protocol.routines import (
     RoutineEmpty,
     RoutineErrorCode,
     RoutineInfo,
     RoutineListResult,
     RoutineProblem,
     RoutineSaveParams,
-)
-from sidecar.protocol.skills import (
+    RunStartParams,
     SkillErrorCode,
     SkillInfo,
     SkillListResult,
@@ -41,6 +35,8 @@ from sidecar.protocol.skills import (
     SkillReadParams,
     SkillReadResult,
     SkillsEmpty,
+    ThreadGetResult,
+    ThreadListResult,
 )
 from tests.desktop.coord_support import plan, task
 from tests.desktop.support import FakeSender, thread_info
@@ -99,7 +95,7 @@ def _routines(fake_sender: FakeSender, *problems: RoutineProblem) -> None:
 
 @pytest.fixture
 def panel(qtbot: QtBot, fake_sender: FakeSender) -> SkillsPanelWidget:
-    panel = SkillsPanelWidget(SkillsController(fake_sender))
+    panel = SkillsPanelWidget(SkillsController(fake_sender.api))
     qtbot.addWidget(panel)
     panel.show()
     panel.reload()
@@ -251,8 +247,9 @@ def test_run_asks_for_the_values_prefilled_and_emits_the_routine_command(
 def window(qtbot: QtBot, fake_sender: FakeSender) -> MainWindow:
     """A window with thread t1 selected, whose plan p1 completed, and the Skills dock."""
     state = SessionState()
-    controller = SessionController(fake_sender, state)
-    window = MainWindow(state, controller, coord=CoordController(fake_sender))
+    controller = SessionController(fake_sender.api, state)
+    skills = SkillsController(fake_sender.api)
+    window = MainWindow(state, controller, coord=CoordController(fake_sender.api), skills=skills)
     qtbot.addWidget(window)
     window.show()
     controller.refresh()
@@ -264,7 +261,6 @@ def window(qtbot: QtBot, fake_sender: FakeSender) -> MainWindow:
     fake_sender.last("plan/get")[1].resolve(
         PlanGetResult(thread_id="t1", autonomous=False, plans=plans)
     )
-    add_skills_panel(window, SkillsController(fake_sender))
     return window
 
 

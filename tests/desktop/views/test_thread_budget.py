@@ -7,13 +7,15 @@ import pytest
 from PySide6.QtWidgets import QDialog
 from pytestqt.qtbot import QtBot
 
-from desktop.coord_controller import CoordController
+from desktop.controllers.plans import CoordController
 from desktop.models.thread_budget import describe_budget
 from desktop.views.run_tree import RunTreePanel, plan_status_text
 from desktop.views.thread_budget import ThreadBudgetDialog
-from sidecar.protocol import ErrorObject, PlanGetResult, RunFinished
-from sidecar.protocol.budgets import (
+from sidecar.protocol import (
     BudgetEvent,
+    ErrorObject,
+    PlanGetResult,
+    RunFinished,
     ThreadBudgetParams,
     ThreadBudgetResult,
     ThreadSetBudgetParams,
@@ -27,7 +29,7 @@ RESULT = ThreadBudgetResult(thread_id="t1", budget=BUDGET_INFO, spent_tokens=8_2
 
 @pytest.fixture
 def panel(qtbot: QtBot, fake_sender: FakeSender) -> RunTreePanel:
-    coord = CoordController(fake_sender)
+    coord = CoordController(fake_sender.api)
     panel = RunTreePanel(coord)
     qtbot.addWidget(panel)
     panel.show()

@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from desktop.controller import SessionController
+from desktop.controllers.session import SessionController
 from desktop.models.session import SessionState
 from desktop.views.main_window import MainWindow
 from desktop.views.thread_export import ThreadExporter, file_name_for
-from sidecar.protocol import ErrorCode, ErrorObject
-from sidecar.protocol.memory import ThreadExportParams, ThreadExportResult
+from sidecar.protocol import ErrorCode, ErrorObject, ThreadExportParams, ThreadExportResult
 from tests.desktop.support import FakeSender, thread_info
 from tests.desktop.views.test_thread_list_options import entry, open_menu, window
 
@@ -110,7 +109,7 @@ def test_a_file_that_cannot_be_written_is_reported(
 
 def test_without_a_memory_controller_there_is_no_export(qtbot: QtBot, fake_sender: FakeSender):
     state = SessionState()
-    window = MainWindow(state, SessionController(fake_sender, state))
+    window = MainWindow(state, SessionController(fake_sender.api, state))
     qtbot.addWidget(window)
     state.set_threads((thread_info("t1", "One"),))
     state.select("t1", loaded=True)

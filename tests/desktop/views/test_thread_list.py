@@ -9,13 +9,15 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
-from desktop.controller import SessionController
+from desktop.controllers.session import SessionController
 from desktop.models.session import SessionState
-from desktop.models.thread_list_model import CHANNEL_ROLE, STATUS_ROLE, THREAD_ID_ROLE
 from desktop.models.transcript import INITIAL_PAGE
 from desktop.views.main_window import MainWindow
 from desktop.views.thread_list import ThreadListWidget
+from desktop.views.thread_list_model import CHANNEL_ROLE, STATUS_ROLE, THREAD_ID_ROLE
 from sidecar.protocol import (
+    CompactionParams,
+    CompactionResult,
     ErrorCode,
     ErrorObject,
     ThreadGetParams,
@@ -24,7 +26,6 @@ from sidecar.protocol import (
     ThreadListResult,
     ThreadRenameParams,
 )
-from sidecar.protocol.memory import CompactionParams, CompactionResult
 from tests.desktop.support import FakeSender, thread_info
 
 
@@ -38,7 +39,7 @@ class Harness:
     def __init__(self, qtbot: QtBot, sender: FakeSender) -> None:
         self.sender = sender
         self.state = SessionState()
-        self.controller = SessionController(sender, self.state)
+        self.controller = SessionController(sender.api, self.state)
         self.widget = ThreadListWidget(self.state)
         self.widget.thread_selected.connect(self.controller.select_thread)
         self.widget.rename_requested.connect(self.controller.rename_thread)
@@ -354,7 +355,7 @@ def test_two_thousand_threads_in_fifty_channels_list_and_select_correctly(
 
 def test_the_window_sends_a_move_from_its_thread_list(qtbot: QtBot, fake_sender: FakeSender):
     state = SessionState()
-    window = MainWindow(state, SessionController(fake_sender, state))
+    window = MainWindow(state, SessionController(fake_sender.api, state))
     qtbot.addWidget(window)
     state.set_threads((filed("t1", "Chapter 1", None), filed("t2", "Notes", "Research")))
     window.thread_list.move_requested.emit("t1", "Research")

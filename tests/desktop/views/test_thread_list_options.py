@@ -9,17 +9,25 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
-from desktop.controller import SessionController
+from desktop.controllers.memory import MemoryController
+from desktop.controllers.queue import QueueController
+from desktop.controllers.session import SessionController
 from desktop.ipc.pending import PendingRequest
-from desktop.memory_controller import MemoryController
 from desktop.models.session import SessionState
-from desktop.queue_controller import QueueController
 from desktop.views.main_window import MainWindow
-from desktop.views.queue_strip import add_queue_strip
 from desktop.views.thread_list import ThreadListWidget
-from sidecar.protocol import ErrorCode, ErrorObject, ThreadListResult, WireModel
-from sidecar.protocol.memory import CompactionParams, CompactionResult
-from sidecar.protocol.queue import QueueEmpty, QueueListParams, QueueListResult, QueueModeParams
+from sidecar.protocol import (
+    CompactionParams,
+    CompactionResult,
+    ErrorCode,
+    ErrorObject,
+    QueueEmpty,
+    QueueListParams,
+    QueueListResult,
+    QueueModeParams,
+    ThreadListResult,
+    WireModel,
+)
 from tests.desktop.support import FakeSender, thread_info
 from tests.desktop.views.test_main_window import thread_result
 
@@ -29,11 +37,13 @@ def window(qtbot: QtBot, fake_sender: FakeSender) -> MainWindow:
     """A window wired as the app wires it (memory and queue controllers), threads t1 and t2
     listed and t1 loaded (its summaries read: compaction automatic)."""
     state = SessionState()
-    controller = SessionController(fake_sender, state)
-    window = MainWindow(state, controller, memory=MemoryController(fake_sender))
-    queue = QueueController(fake_sender)
-    add_queue_strip(window, queue)
-    window.thread_list.attach_queue(queue)
+    controller = SessionController(fake_sender.api, state)
+    window = MainWindow(
+        state,
+        controller,
+        memory=MemoryController(fake_sender.api),
+        queue=QueueController(fake_sender.api),
+    )
     qtbot.addWidget(window)
     window.show()
     controller.refresh()

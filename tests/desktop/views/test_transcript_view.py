@@ -10,27 +10,25 @@ import pytest
 from PySide6.QtCore import QCoreApplication, Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.controller import PAGE, SessionController
+from desktop.controllers.session import PAGE, SessionController
 from desktop.models.session import SessionState
 from desktop.models.transcript import INITIAL_PAGE, MessageEntry, Transcript
 from desktop.views import transcript_render
 from desktop.views.transcript_view import TranscriptView
 from sidecar.protocol import (
+    HistoryMessage,
     MessageEvent,
+    SearchHit,
     ThreadGetParams,
     ThreadGetResult,
-    Token,
-    ToolCall,
-    ToolProgress,
-    ToolResult,
-)
-from sidecar.protocol.history import (
-    HistoryMessage,
-    SearchHit,
     ThreadMessagesParams,
     ThreadMessagesResult,
     ThreadSearchParams,
     ThreadSearchResult,
+    Token,
+    ToolCall,
+    ToolProgress,
+    ToolResult,
 )
 from tests.desktop.support import FakeSender, message, thread_info
 
@@ -158,7 +156,7 @@ def test_reloading_the_transcript_rebuilds_the_view(view: TranscriptView, transc
 @pytest.fixture
 def session(qtbot: QtBot, fake_sender: FakeSender) -> tuple[SessionController, TranscriptView]:
     state = SessionState()
-    controller = SessionController(fake_sender, state)
+    controller = SessionController(fake_sender.api, state)
     view = TranscriptView(state.transcript, controller)
     qtbot.addWidget(view)
     view.resize(700, 400)

@@ -10,13 +10,12 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.memory_controller import MemoryController
+from desktop.controllers.memory import MemoryController
 from desktop.models.memory import MemoryState
 from desktop.models.transcript import MessageEntry, Transcript
 from desktop.models.transcript_marks import MemoryChipEntry, SummaryDividerEntry
 from desktop.views.transcript_view import TranscriptView
-from sidecar.protocol import MessageEvent, MessageInfo
-from sidecar.protocol.memory import (
+from sidecar.protocol import (
     CompactionParams,
     CompactionResult,
     ContextEvent,
@@ -25,6 +24,8 @@ from sidecar.protocol.memory import (
     MemoryInfo,
     MemoryKeyParams,
     MemoryUpdateParams,
+    MessageEvent,
+    MessageInfo,
     SummaryInfo,
 )
 from tests.desktop.support import FakeSender, message
@@ -64,7 +65,7 @@ def transcript() -> Transcript:
 
 @pytest.fixture
 def controller(fake_sender: FakeSender) -> MemoryController:
-    return MemoryController(fake_sender, MemoryState())
+    return MemoryController(fake_sender.api, MemoryState())
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
-from desktop.controller import SessionController
-from desktop.coord_controller import CoordController
+from desktop.controllers.plans import CoordController
+from desktop.controllers.session import SessionController
 from desktop.models.session import SessionState
 from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.main_window import MainWindow
@@ -53,7 +53,7 @@ def _app_palette_restored(qapp: QApplication) -> Iterator[None]:
 
 def _build(qtbot: QtBot, sender: FakeSender) -> MainWindow:
     state = SessionState()
-    window = MainWindow(state, SessionController(sender, state))
+    window = MainWindow(state, SessionController(sender.api, state))
     qtbot.addWidget(window)
     window.show()
     return window
@@ -490,7 +490,7 @@ def test_long_titles_and_bodies_never_widen_the_window_or_its_dialogs(
 ):
     state = SessionState()
     window = MainWindow(
-        state, SessionController(fake_sender, state), coord=CoordController(fake_sender)
+        state, SessionController(fake_sender.api, state), coord=CoordController(fake_sender.api)
     )
     qtbot.addWidget(window)
     window.resize(780, 560)

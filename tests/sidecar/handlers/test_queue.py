@@ -13,24 +13,22 @@ from typing import Any
 
 import pytest
 
-from sidecar.graph.builder import build_graph
+from sidecar.graph.builder import compile_graph
 from sidecar.graph.deps import GraphDeps
 from sidecar.handlers.services import Services
 from sidecar.host.host import ToolHost
 from sidecar.protocol import (
     ErrorCode,
-    RpcError,
-    RunEventParams,
-    RunRef,
-    RunStartParams,
-)
-from sidecar.protocol.queue import (
     QueuedMessageInfo,
     QueueEmpty,
     QueueListParams,
     QueueListResult,
     QueueMode,
     QueueModeParams,
+    RpcError,
+    RunEventParams,
+    RunRef,
+    RunStartParams,
 )
 from sidecar.runtime.checkpoints import open_checkpointer
 from sidecar.runtime.queueing import QueueDesk
@@ -71,8 +69,8 @@ async def qsvc(tmp_path: Path) -> AsyncIterator[QueueServices]:
     async def factory() -> tuple[Any, Any]:
         saver = open_checkpointer(store.db.conn)
         deps = GraphDeps(store, host, lambda: planner, lambda: "configure a model")
-        graph: Any = build_graph(deps)
-        return graph.compile(checkpointer=saver), saver
+        compile_graph(deps, saver)
+        return deps.compiled.get()
 
     def on_event(_params: RunEventParams) -> None:
         changed.set()

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from sidecar.handlers.services import Services
-from sidecar.protocol import RpcError
-from sidecar.protocol.routines import (
+from sidecar.protocol import (
     RoutineEmpty,
     RoutineErrorCode,
     RoutineInfo,
     RoutineListResult,
     RoutineSaveParams,
+    RpcError,
 )
 from tests.sidecar.handlers.conftest import call
 from tests.sidecar.rpc.peer import build_services

@@ -13,8 +13,8 @@ import pytest
 from mcp_servers.skills import catalog
 from mcp_servers.skills.catalog import MAX_BODY_BYTES
 from sidecar.handlers.services import Services
-from sidecar.protocol import RpcError
-from sidecar.protocol.skills import (
+from sidecar.protocol import (
+    RpcError,
     SkillErrorCode,
     SkillListResult,
     SkillReadParams,
@@ -200,6 +200,6 @@ def test_the_wire_names_every_problem_kind_the_catalog_reports() -> None:
     from typing import get_args
 
     from mcp_servers.skills.catalog import ProblemKind
-    from sidecar.protocol.skills import SkillProblemKind
+    from sidecar.protocol import SkillProblemKind
 
     assert get_args(SkillProblemKind) == get_args(ProblemKind)

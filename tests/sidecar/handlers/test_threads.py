@@ -1,4 +1,5 @@
-"""`thread/list`, `thread/get` and `thread/rename` report the channel a thread is filed under."""
+"""`thread/list`, `thread/get` and `thread/rename` report the channel a thread is filed under;
+`thread/compaction` names each summary's first and last message and the message after it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 
 from sidecar.handlers.services import Services
 from sidecar.protocol import (
+    CompactionParams,
+    CompactionResult,
     Empty,
     ThreadCreateParams,
     ThreadGetParams,
@@ -19,6 +22,7 @@ from sidecar.protocol import (
 )
 from sidecar.store.context import ContextRepo
 from tests.sidecar.handlers.conftest import call
+from tests.sidecar.handlers.run_writer import RunWriter, services_with_memory
 from tests.sidecar.rpc.peer import build_services
 
 pytestmark = pytest.mark.anyio
@@ -100,3 +104,45 @@ def test_a_thread_summary_without_a_channel_still_parses() -> None:
     old = {"id": "t1", "title": "T", "status": "idle", "created_at": 1.0, "updated_at": 2.0}
     assert ThreadInfo.model_validate(old).channel is None
     assert "channel" not in ThreadInfo.model_validate(old).model_dump(exclude_none=True)
+
+
+@pytest.fixture
+def memory_svc(tmp_path: Path) -> Iterator[Services]:
+    services = services_with_memory(tmp_path)
+    yield services
+    services.store.db.close()
+
+
+async def test_each_summary_names_its_range_and_the_first_row_after_it(
+    memory_svc: Services,
+) -> None:
+    thread = memory_svc.store.create_thread("Chapter").id
+    first = RunWriter(memory_svc.store, thread, question="One.")
+    first.answer("Answer one.")
+    second = RunWriter(memory_svc.store, thread, question="Two.")
+    second.tool_call("call-2")
+    second.answer("Answer two.")
+    third = RunWriter(memory_svc.store, thread, question="Three.")
+    contexts = ContextRepo(memory_svc.store.conn)
+    contexts.add_summary(
+        thread, from_seq=1, to_seq=2, from_id=f"{first.turn}:user",
+        to_id=f"{first.turn}:answer", messages=2, text="The first turn.",
+    )  # fmt: skip
+    contexts.add_summary(
+        thread, from_seq=3, to_seq=4, from_id=f"{second.turn}:user", to_id="call-2",
+        messages=2, text="Half of the second.",
+    )  # fmt: skip
+    contexts.add_summary(
+        thread, from_seq=1, to_seq=7, from_id=f"{first.turn}:user",
+        to_id=f"{third.turn}:user", messages=7, text="Everything.",
+    )  # fmt: skip
+
+    result = await call(
+        memory_svc, "thread/compaction", CompactionParams(thread_id=thread), CompactionResult
+    )
+
+    assert [(s.from_id, s.to_id, s.next_id) for s in result.summaries] == [
+        (f"{first.turn}:user", f"{first.turn}:answer", f"{second.turn}:user"),
+        (f"{second.turn}:user", "call-2", f"{second.turn}:answer"),  # past the tool result
+        (f"{first.turn}:user", f"{third.turn}:user", None),  # nothing after it yet
+    ]

@@ -9,7 +9,7 @@ import sys
 import mcp_types
 from mcp import StdioServerParameters
 
-from sidecar.host.stdio import LineSplitter, StdioTransport
+from sidecar.host.stdio import StderrLineSplitter, StdioTransport
 
 CHUNK = 64 * 1024
 
@@ -21,7 +21,7 @@ def _chunks(data: bytes, size: int) -> list[bytes]:
 def test_an_8_mb_line_in_64_kb_chunks_is_scanned_and_copied_a_constant_number_of_times() -> None:
     line = b"x" * (8 << 20)
     data = line + b"\n"
-    splitter = LineSplitter()
+    splitter = StderrLineSplitter()
     lines = [out for chunk in _chunks(data, CHUNK) for out in splitter.feed(chunk)]
     assert lines == [line]
     assert splitter.scanned == len(data)  # every byte looked at once, never re-scanned
@@ -31,7 +31,7 @@ def test_an_8_mb_line_in_64_kb_chunks_is_scanned_and_copied_a_constant_number_of
 def test_work_grows_linearly_with_the_line_length() -> None:
     work: list[int] = []
     for megabytes in (1, 4, 8):
-        splitter = LineSplitter()
+        splitter = StderrLineSplitter()
         for chunk in _chunks(b"y" * (megabytes << 20) + b"\n", CHUNK):
             splitter.feed(chunk)
         work.append(splitter.scanned + splitter.copied)
@@ -40,7 +40,7 @@ def test_work_grows_linearly_with_the_line_length() -> None:
 
 
 def test_many_lines_in_one_chunk_come_out_in_order() -> None:
-    splitter = LineSplitter()
+    splitter = StderrLineSplitter()
     assert splitter.feed(b"a\nbb\n\nccc\nd") == [b"a", b"bb", b"", b"ccc"]
     assert splitter.feed(b"d\n") == [b"dd"]
     assert splitter.flush() == b""
@@ -52,7 +52,7 @@ def test_a_line_split_inside_a_multibyte_character_parses_whole() -> None:
         {"jsonrpc": "2.0", "id": 1, "result": {"text": text}}, ensure_ascii=False
     ).encode()
     assert data.count(b"\n") == 0
-    splitter = LineSplitter()
+    splitter = StderrLineSplitter()
     # 7-byte chunks cut through 2-, 3- and 4-byte sequences alike.
     lines = [out for chunk in _chunks(data + b"\n", 7) for out in splitter.feed(chunk)]
     assert len(lines) == 1
@@ -62,7 +62,7 @@ def test_a_line_split_inside_a_multibyte_character_parses_whole() -> None:
 
 
 def test_the_rest_after_the_last_newline_is_kept_until_flushed() -> None:
-    splitter = LineSplitter()
+    splitter = StderrLineSplitter()
     assert splitter.feed(b"one\ntw") == [b"one"]
     assert splitter.feed(b"o") == []
     assert splitter.flush() == b"two"
@@ -70,7 +70,7 @@ def test_the_rest_after_the_last_newline_is_kept_until_flushed() -> None:
 
 
 def test_a_line_limit_cuts_a_runaway_line_into_pieces() -> None:
-    splitter = LineSplitter(max_line=10)
+    splitter = StderrLineSplitter(max_line=10)
     assert splitter.feed(b"abcdef") == []
     assert splitter.feed(b"ghijkl") == [b"abcdefghijkl"]
     assert splitter.feed(b"mn\n") == [b"mn"]

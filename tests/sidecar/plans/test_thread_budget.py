@@ -11,6 +11,7 @@ import pytest
 from sidecar.plans import thread_budget
 from sidecar.plans.thread_budget import give_notices, offer, offer_text, parse_raise
 from sidecar.store.budgets import Budget
+from sidecar.turn.events import BudgetReported, TurnEvent
 
 TOKENS = Budget("t", 1000, False, 700)
 COST = Budget("t", None, False, 0, budget_cost=0.5, spent_cost=0.45)
@@ -57,8 +58,8 @@ def test_the_authors_answer_becomes_new_limits_or_a_stop(
 
 
 def test_the_notices_go_once_each(monkeypatch: pytest.MonkeyPatch):
-    sent: list[dict[str, Any]] = []
-    monkeypatch.setattr(thread_budget, "emit", lambda kind, **f: sent.append({"k": kind, **f}))
+    sent: list[TurnEvent] = []
+    monkeypatch.setattr(thread_budget, "emit", sent.append)
     flags = {"warn": True, "cost": True}
 
     def once(name: str) -> bool:
@@ -70,8 +71,7 @@ def test_the_notices_go_once_each(monkeypatch: pytest.MonkeyPatch):
         give_notices(
             budget, scope="thread", warn=lambda: once("warn"), note_cost=lambda: once("cost")
         )
-    assert [(e["k"], e["state"]) for e in sent] == [
-        ("budget", "warned"),
-        ("budget", "cost_unknown"),
-    ]
-    assert sent[0]["budget"]["remaining_tokens"] == 90
+    reported = [e for e in sent if isinstance(e, BudgetReported)]
+    assert [e.state for e in reported] == ["warned", "cost_unknown"]
+    assert len(reported) == len(sent)
+    assert reported[0].budget.remaining_tokens == 90

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.protocol import WireModel
-from sidecar.protocol.agents import AgentProviderInfo, AgentProvidersResult, AgentsEmpty
+from sidecar.protocol import AgentProviderInfo, AgentProvidersResult, AgentsEmpty, WireModel
 
 AGENT_SAMPLES: dict[type[WireModel], WireModel] = {
     AgentsEmpty: AgentsEmpty(),

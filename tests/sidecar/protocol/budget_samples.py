@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from sidecar.protocol import RunEventBody, WireModel
-from sidecar.protocol.budgets import (
+from sidecar.protocol import (
     BudgetEvent,
     BudgetInfo,
+    RunEventBody,
     ThreadBudgetParams,
     ThreadBudgetResult,
     ThreadSetBudgetParams,
+    WireModel,
 )
 
 BUDGET_INFO = BudgetInfo(

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.protocol import WireModel
-from sidecar.protocol.checks import TaskCheck
+from sidecar.protocol import TaskCheck, WireModel
 
 CHECK_OTHER_SAMPLES: list[WireModel] = [
     TaskCheck(attempt=1, method="model", verdict="running", criteria="Names the river."),

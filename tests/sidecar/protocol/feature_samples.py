@@ -3,9 +3,10 @@ live interrupt kinds (`form`, `sampling`) with their resume values."""
 
 from __future__ import annotations
 
-from sidecar.protocol import WireModel
-from sidecar.protocol.features import (
+from sidecar.protocol import (
     FeaturesEmpty,
+    FormInterrupt,
+    FormValue,
     PromptArgumentInfo,
     PromptGetParams,
     PromptGetResult,
@@ -22,18 +23,15 @@ from sidecar.protocol.features import (
     ResourceRef,
     ResourceSubscribeParams,
     ResourceTemplateInfo,
+    SamplingInterrupt,
+    SamplingMessageInfo,
+    SamplingValue,
     ServerLogEntry,
     ServerLogListParams,
     ServerLogListResult,
     ServerLogSetLevelParams,
     ServerLogSetLevelResult,
-)
-from sidecar.protocol.models import (
-    FormInterrupt,
-    FormValue,
-    SamplingInterrupt,
-    SamplingMessageInfo,
-    SamplingValue,
+    WireModel,
 )
 
 FORM = FormInterrupt(

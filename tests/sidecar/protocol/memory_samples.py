@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.protocol import WireModel
-from sidecar.protocol.events import RunEventBody
-from sidecar.protocol.memory import (
+from sidecar.protocol import (
     CompactionInfo,
     CompactionParams,
     CompactionResult,
@@ -24,6 +22,7 @@ from sidecar.protocol.memory import (
     MemoryListResult,
     MemoryUpdateParams,
     MemoryWriteParams,
+    RunEventBody,
     SummaryInfo,
     ThreadExportParams,
     ThreadExportResult,
@@ -31,6 +30,7 @@ from sidecar.protocol.memory import (
     ThreadUsageResult,
     TurnUsageEvent,
     TurnUsageInfo,
+    WireModel,
 )
 
 MEMORY = MemoryInfo(

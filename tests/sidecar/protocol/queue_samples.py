@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.protocol import WireModel
-from sidecar.protocol.queue import (
+from sidecar.protocol import (
     AutomationInfo,
     AutomationSetParams,
     FireInfo,
@@ -25,6 +24,7 @@ from sidecar.protocol.queue import (
     ScheduleRef,
     ScheduleRunResult,
     ScheduleUpdateParams,
+    WireModel,
 )
 
 QUEUED = QueuedMessageInfo(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from sidecar.protocol import WireModel
-from sidecar.protocol.routines import (
+from sidecar.protocol import (
     RoutineEmpty,
     RoutineInfo,
     RoutineListResult,
     RoutineProblem,
     RoutineSaveParams,
+    WireModel,
 )
 
 _INFO = RoutineInfo(

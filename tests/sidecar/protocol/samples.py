@@ -49,23 +49,23 @@ from sidecar.protocol import (
 from tests.sidecar.protocol.agent_samples import AGENT_SAMPLES
 from tests.sidecar.protocol.budget_samples import BUDGET_EVENT_SAMPLES, BUDGET_SAMPLES
 from tests.sidecar.protocol.check_samples import CHECK_OTHER_SAMPLES
-from tests.sidecar.protocol.coord_samples import (
-    COORD_EVENT_SAMPLES,
-    COORD_OTHER_SAMPLES,
-    COORD_SAMPLES,
-)
 from tests.sidecar.protocol.feature_samples import (
     FEATURE_OTHER_SAMPLES,
     FEATURE_SAMPLES,
     FORM,
     SAMPLING,
 )
-from tests.sidecar.protocol.history_samples import HISTORY_SAMPLES
 from tests.sidecar.protocol.memory_samples import MEMORY_EVENT_SAMPLES, MEMORY_SAMPLES
+from tests.sidecar.protocol.plan_samples import (
+    PLAN_EVENT_SAMPLES,
+    PLAN_OTHER_SAMPLES,
+    PLAN_SAMPLES,
+)
 from tests.sidecar.protocol.queue_samples import QUEUE_OTHER_SAMPLES, QUEUE_SAMPLES
 from tests.sidecar.protocol.routine_samples import ROUTINE_SAMPLES
 from tests.sidecar.protocol.server_samples import SERVER_NOTIFICATION_SAMPLES, SERVER_SAMPLES
 from tests.sidecar.protocol.skill_samples import SKILL_SAMPLES
+from tests.sidecar.protocol.thread_samples import THREAD_HISTORY_SAMPLES
 
 THREAD = ThreadInfo(
     id="t-1", title="Chapter one", status="interrupted", created_at=1.5, updated_at=2.25
@@ -157,8 +157,8 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
     SettingsSetParams: SettingsSetParams(model="ollama/llama3", api_base=None, api_key=""),
     **SERVER_SAMPLES,
     **FEATURE_SAMPLES,
-    **COORD_SAMPLES,
-    **HISTORY_SAMPLES,
+    **PLAN_SAMPLES,
+    **THREAD_HISTORY_SAMPLES,
     **ROUTINE_SAMPLES,
     **SKILL_SAMPLES,
     **AGENT_SAMPLES,
@@ -184,7 +184,7 @@ EVENT_SAMPLES: list[RunEventBody] = [
     RunFinished(outcome="interrupted"),
     RunFailed(error=ErrorInfo(code="node_error", message="planner failed")),
     RunCancelled(),
-    *COORD_EVENT_SAMPLES,
+    *PLAN_EVENT_SAMPLES,
     *MEMORY_EVENT_SAMPLES,
     *BUDGET_EVENT_SAMPLES,
 ]
@@ -202,7 +202,7 @@ OTHER_SAMPLES: list[WireModel] = [
     QUESTION,
     *SERVER_NOTIFICATION_SAMPLES,
     *FEATURE_OTHER_SAMPLES,
-    *COORD_OTHER_SAMPLES,
+    *PLAN_OTHER_SAMPLES,
     *QUEUE_OTHER_SAMPLES,
     *CHECK_OTHER_SAMPLES,
 ]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.protocol import WireModel
-from sidecar.protocol.servers import (
+from sidecar.protocol import (
     ConfigIssueInfo,
     Done,
     GrantInfo,
@@ -25,6 +24,7 @@ from sidecar.protocol.servers import (
     ServerSetEnabledParams,
     ServerStatusParams,
     ServerTestResult,
+    WireModel,
 )
 
 CONFIG = ServerConfigInfo(

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.protocol import WireModel
-from sidecar.protocol.skills import (
+from sidecar.protocol import (
     SkillInfo,
     SkillListResult,
     SkillProblemInfo,
@@ -11,6 +10,7 @@ from sidecar.protocol.skills import (
     SkillReadResult,
     SkillRootInfo,
     SkillsEmpty,
+    WireModel,
 )
 
 _DUPLICATE = SkillInfo(

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from sidecar.protocol.ndjson import LineSplitter, LineTooLongError
+from sidecar.protocol import LineSplitter, LineTooLongError
 
 TOO_LONG = "<too long>"
 STEPS = [1, 2, 3, 5, 7, 64, 4096, 1 << 20]

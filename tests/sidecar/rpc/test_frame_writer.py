@@ -14,8 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sidecar.protocol import RunEventParams
-from sidecar.protocol.ndjson import LineSplitter
+from sidecar.protocol import LineSplitter, RunEventParams
 from sidecar.rpc.framing import FrameWriter
 from sidecar.runtime.emitter import GatedEventSink, RunEmitter
 from sidecar.store import Store, open_database

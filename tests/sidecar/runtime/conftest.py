@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.graph.builder import build_graph
+from sidecar.graph.builder import compile_graph
 from sidecar.graph.deps import GraphDeps
 from sidecar.host.host import ServerSpec, ToolHost
 from sidecar.protocol import TERMINAL_EVENT_TYPES, RunEventParams
@@ -122,8 +122,8 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
     async def factory() -> tuple[Any, Any]:
         saver = open_checkpointer(db.conn)
         deps = GraphDeps(store, host, lambda: planner, lambda: "configure a model")
-        graph: Any = build_graph(deps)
-        return graph.compile(checkpointer=saver), saver
+        compile_graph(deps, saver)
+        return deps.compiled.get()
 
     runs = RunManager(store, lambda p: sinks[0].sink(p), factory)  # noqa: PLW0108 - late bound
     rig = Rig(db, store, runs, planner, workspace, gate)

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from sidecar.protocol.queue import AutomationInfo, NotifyParams
+from sidecar.protocol import AutomationInfo, NotifyParams
 from sidecar.runtime.clock import ManualClock
 from sidecar.runtime.heartbeat import FILE, OK, Heartbeat
 from sidecar.store.heartbeat import BeatRecord, HeartbeatRepo

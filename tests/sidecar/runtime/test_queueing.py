@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from sidecar.graph.builder import build_graph
+from sidecar.graph.builder import compile_graph
 from sidecar.graph.deps import GraphDeps
 from sidecar.host.host import ServerSpec, ToolHost
 from sidecar.llm.types import PlannerError
-from sidecar.protocol.queue import MAX_QUEUED_PER_THREAD, QueuedMessageInfo
+from sidecar.protocol import MAX_QUEUED_PER_THREAD, QueuedMessageInfo
 from sidecar.runtime.checkpoints import open_checkpointer
 from sidecar.runtime.queueing import (
     AlreadyDeliveredError,
@@ -76,8 +76,8 @@ async def qrig(tmp_path: Path) -> AsyncIterator[QueueRig]:
             lambda: "configure a model",
             steering=lambda tid, turn, seen: holder[0].desk.take_steering(tid, turn, seen),  # noqa: PLW0108 - late bound
         )
-        graph: Any = build_graph(deps)
-        return graph.compile(checkpointer=saver), saver
+        compile_graph(deps, saver)
+        return deps.compiled.get()
 
     def sink(params: Any) -> None:
         holder[0].rig.sink(params)

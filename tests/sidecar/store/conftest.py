@@ -9,9 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from sidecar.store import Store, open_database
-from sidecar.store import repo as repo_module
-from sidecar.store import runs as runs_module
+from sidecar.store import Store, grants, history, interrupts, journal, open_database, runs, threads
 
 
 @pytest.fixture
@@ -45,5 +43,5 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> None:
     deterministic."""
     ticks = itertools.count(1_000_000.0)
     fake = SimpleNamespace(time=lambda: next(ticks))
-    monkeypatch.setattr(repo_module, "time", fake)
-    monkeypatch.setattr(runs_module, "time", fake)
+    for module in (threads, history, runs, interrupts, grants, journal):
+        monkeypatch.setattr(module, "time", fake)

@@ -22,7 +22,7 @@ from sidecar.binding.calls import (
     in_flight,
 )
 from sidecar.host.features.client import HostFeatures
-from sidecar.host.features.logs import LogEntry
+from sidecar.host.features.logs import ServerLogRecord
 from sidecar.host.features.sampling import LMSampler
 from sidecar.host.host import ServerSpec, ToolHost
 from sidecar.host.types import ToolOutcome
@@ -152,18 +152,18 @@ class LogWatch:
 
     def __init__(self, features: HostFeatures, server: str = SERVER) -> None:
         self.server = server
-        self.entries: list[LogEntry] = []
+        self.entries: list[ServerLogRecord] = []
         self._changed = asyncio.Event()
         self._stop = features.logs.subscribe(self._on_entry)
 
-    def _on_entry(self, server: str, entry: LogEntry) -> None:
+    def _on_entry(self, server: str, entry: ServerLogRecord) -> None:
         if server == self.server:
             self.entries.append(entry)
             self._changed.set()
 
     async def wait_for(
-        self, predicate: Callable[[LogEntry], bool], timeout_s: float = 20.0
-    ) -> LogEntry:
+        self, predicate: Callable[[ServerLogRecord], bool], timeout_s: float = 20.0
+    ) -> ServerLogRecord:
         with anyio.fail_after(timeout_s):
             while True:
                 for entry in self.entries:

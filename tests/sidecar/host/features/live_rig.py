@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from sidecar.graph.builder import build_graph
+from sidecar.graph.builder import compile_graph
 from sidecar.graph.deps import GraphDeps
 from sidecar.host.features.client import HostFeatures
 from sidecar.host.features.sampling import Sampler
@@ -88,8 +88,8 @@ async def live_rig(
     async def factory() -> tuple[Any, Any]:
         saver = open_checkpointer(db.conn)
         deps = GraphDeps(store, host, lambda: planner, lambda: "configure a model")
-        graph: Any = build_graph(deps)
-        return graph.compile(checkpointer=saver), saver
+        compile_graph(deps, saver)
+        return deps.compiled.get()
 
     runs = RunManager(store, lambda p: sinks[0].sink(p), factory, live=live)  # noqa: PLW0108
     rig = LiveRig(db, store, runs, live, features, planner)

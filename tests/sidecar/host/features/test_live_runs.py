@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.protocol import ToolProgress, ToolResult
-from sidecar.protocol.models import FormInterrupt, SamplingInterrupt
+from sidecar.protocol import FormInterrupt, SamplingInterrupt, ToolProgress, ToolResult
 from sidecar.runtime.errors import InvalidResumeValueError, NoSuchInterruptError
 from sidecar.runtime.runs import RunManager
 from tests.fakes.model_server import Reply, ScriptedModelServer

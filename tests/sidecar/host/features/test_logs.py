@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.host.features.logs import MAX_TEXT, LogEntry, ServerLogs, as_level, render
+from sidecar.host.features.logs import MAX_TEXT, ServerLogRecord, ServerLogs, as_level, render
 
 
 def test_a_full_buffer_drops_the_oldest_entries_and_counts_them() -> None:
@@ -37,7 +37,7 @@ def test_unknown_levels_count_as_info_and_data_becomes_bounded_text() -> None:
 
 def test_listeners_hear_each_new_entry_until_they_unsubscribe() -> None:
     logs = ServerLogs()
-    heard: list[tuple[str, LogEntry]] = []
+    heard: list[tuple[str, ServerLogRecord]] = []
     stop = logs.subscribe(lambda server, entry: heard.append((server, entry)))
     logs.add("srv", "info", "one")
     stop()

@@ -1,0 +1,143 @@
+"""profile/*, plan/get, task/*: subagent profiles, a thread's plans, and their tasks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sidecar.handlers.errors import typed_errors
+from sidecar.handlers.registry import registry
+from sidecar.handlers.services import Services
+from sidecar.plans.profiles import Profile, ProfileError, ProfilesFile
+from sidecar.plans.shapes import plan_snapshot
+from sidecar.protocol import (
+    PLAN_GET,
+    PROFILE_LIST,
+    PROFILE_SET,
+    TASK_CANCEL,
+    TASK_RETRY,
+    CoordEmpty,
+    CoordErrorCode,
+    PlanGetParams,
+    PlanGetResult,
+    ProfileInfo,
+    ProfileListResult,
+    ProfileSetParams,
+    RpcError,
+    TaskRef,
+    TaskRetryResult,
+)
+from sidecar.runtime.errors import ThreadBusyError
+from sidecar.runtime.wire import plan_info
+from sidecar.store import Store, TaskRecord
+
+_RETRYABLE = frozenset({"failed", "cancelled", "skipped"})
+
+
+def _profiles_file(svc: Services) -> ProfilesFile:
+    return svc.profiles or ProfilesFile(svc.data_dir / "profiles.json")
+
+
+def _profile_list(svc: Services) -> ProfileListResult:
+    file = _profiles_file(svc)
+    profiles, error = file.load()
+    return ProfileListResult(
+        profiles=tuple(ProfileInfo.model_validate(p.model_dump()) for p in profiles),
+        path=str(file.path),
+        error=error,
+    )
+
+
+@registry.method(PROFILE_LIST)
+async def profile_list(svc: Services, params: CoordEmpty) -> ProfileListResult:
+    del params
+    return _profile_list(svc)
+
+
+@registry.method(PROFILE_SET)
+async def profile_set(svc: Services, params: ProfileSetParams) -> ProfileListResult:
+    profiles = tuple(Profile.model_validate(p.model_dump()) for p in params.profiles)
+    try:
+        _profiles_file(svc).save(profiles)
+    except ProfileError as exc:
+        raise RpcError(CoordErrorCode.PROFILES_INVALID, str(exc)) from exc
+    return _profile_list(svc)
+
+
+@registry.method(PLAN_GET)
+async def plan_get(svc: Services, params: PlanGetParams) -> PlanGetResult:
+    with typed_errors():
+        svc.store.get_thread(params.thread_id)
+    plans = tuple(plan_info(plan_snapshot(svc.store, p)) for p in svc.store.plans(params.thread_id))
+    return PlanGetResult(
+        thread_id=params.thread_id,
+        autonomous=svc.store.is_autonomous(params.thread_id),
+        plans=plans,
+    )
+
+
+def _find_task(svc: Services, params: TaskRef) -> TaskRecord:
+    with typed_errors():
+        svc.store.get_thread(params.thread_id)
+    plans = [p for p in svc.store.plans(params.thread_id) if params.plan_id in (None, p.id)]
+    for plan in reversed(plans):
+        task = svc.store.get_task(plan.id, params.task_id)
+        if task is not None:
+            return task
+    raise RpcError(CoordErrorCode.NO_SUCH_TASK, f"no task {params.task_id!r} in this thread")
+
+
+@registry.method(TASK_CANCEL)
+async def task_cancel(svc: Services, params: TaskRef) -> CoordEmpty:
+    task = _find_task(svc, params)
+    if svc.coordinator.cancel_task(task.plan_id, task.id):
+        return CoordEmpty()
+    if task.final:
+        raise RpcError(CoordErrorCode.TASK_NOT_RUNNING, f"task {task.id!r} is {task.status}")
+    if svc.runs.is_busy(params.thread_id):
+        # Not started yet (waiting for dependencies or a slot): it ends as it starts.
+        svc.coordinator.cancel_pending(task.plan_id, task.id)
+        return CoordEmpty()
+    updated = svc.store.update_task(
+        task.plan_id, task.id, task.version, status="cancelled", error="cancelled by the author"
+    )
+    if updated is None:
+        raise RpcError(CoordErrorCode.TASK_NOT_RUNNING, f"task {task.id!r} changed meanwhile")
+    return CoordEmpty()
+
+
+@registry.method(TASK_RETRY)
+async def task_retry(svc: Services, params: TaskRef) -> TaskRetryResult:
+    task = _find_task(svc, params)
+    if task.status not in _RETRYABLE:
+        raise RpcError(
+            CoordErrorCode.TASK_NOT_RETRYABLE, f"task {task.id!r} is {task.status}, not ended"
+        )
+    plan = svc.store.get_plan(task.plan_id)
+    assert plan is not None
+    with typed_errors():
+        if svc.runs.is_busy(params.thread_id):
+            raise ThreadBusyError(params.thread_id)
+        _reopen(svc.store, plan.id, task.id)
+        svc.store.set_plan_status(plan.id, "running")
+        call: dict[str, Any] = {"id": plan.call_id, "name": "atrium__plan", "arguments": {}}
+        run_id = await svc.runs.continue_plan(params.thread_id, plan.id, call)
+    return TaskRetryResult(run_id=run_id)
+
+
+def _reopen(store: Store, plan_id: str, task_id: str) -> None:
+    """The task runs again from a clean slate, and so do the tasks it kept from running."""
+    reopened = {task_id}
+    for task in store.tasks(plan_id):
+        blocked_by_it = task.status == "cancelled" and any(d in reopened for d in task.depends_on)
+        if task.id == task_id or blocked_by_it:
+            store.update_task(
+                plan_id,
+                task.id,
+                task.version,
+                status="pending",
+                attempt=0,
+                error=None,
+                stalled=False,
+                finished_at=None,
+            )
+            reopened.add(task.id)
