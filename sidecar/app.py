@@ -60,10 +60,13 @@ from sidecar.runtime.live import LiveInterrupts
 from sidecar.runtime.ownership import DataFolderInUseError
 from sidecar.runtime.queueing import QueueDesk
 from sidecar.runtime.runs import RunManager
+from sidecar.runtime.team import TeamDesk
 from sidecar.store import Store, open_database
 from sidecar.store.db import NewerSchemaError
 
 if TYPE_CHECKING:
+    from sidecar.graph.deps import GraphDeps
+    from sidecar.plans.deps import PlanDeps
     from sidecar.turn.compiled import CompiledTurn
 
 log = logging.getLogger("sidecar")
@@ -204,9 +207,10 @@ class SidecarApp:
         self.profiles = ProfilesFile(data / "profiles.json")
         self.coordinator = Coordinator(coordinator_timings(os.environ))
         self.automation = AutomationSettings(data / "automation.json")
+        sink = GatedEventSink(self._notify_run_event, writer)
         self.runs = RunManager(
             self.store,
-            GatedEventSink(self._notify_run_event, writer),
+            sink,
             self._graph_factory,
             live=live,
             profiles=self.profiles.profiles,
@@ -216,6 +220,8 @@ class SidecarApp:
         self.queue = QueueDesk(
             self.store, self.runs, self._notify_queue, self.automation.default_mode
         )
+        self.team = TeamDesk(self.store, sink, live, self._plan_deps, self.queue.deliver)
+        self._deps: GraphDeps | None = None
         self.scheduled = Automation(
             self.store,
             self.runs,
@@ -243,6 +249,7 @@ class SidecarApp:
             automation=self.scheduled,
             automation_settings=self.automation,
             memory=self.memory.get,
+            team=self.team,
         )
         routes = {
             name: Route(bound.params, bound.handler)
@@ -285,10 +292,18 @@ class SidecarApp:
             steering=self.queue.take_steering,
             embedder=self.planner.embedder,
             lane=self.runs.lanes.slot,
+            background=self.team.start,
             memory=await self.memory.get(),
         )
+        self._deps = deps
         compile_graph(deps, saver)
         return deps.compiled.get()
+
+    async def _plan_deps(self) -> PlanDeps:
+        """What background plans run with: the graph's own deps, built with the graph."""
+        await self.runs.compiled()
+        assert self._deps is not None
+        return self._deps
 
     def _workspace(self) -> Path:
         return settings_mod.resolve_workspace(self.settings.load(), os.environ, self.data)
@@ -302,7 +317,8 @@ class SidecarApp:
             self._started = asyncio.ensure_future(self._start_automation())
 
     async def _start_automation(self) -> None:
-        """Messages a crash left queued get their turns."""
+        """Plans a crash left running are taken up; messages it left queued get their turns."""
+        self.team.resume_all()
         await self.queue.drain_all()
         self.scheduled.start()
 
@@ -347,6 +363,7 @@ class SidecarApp:
         if self._started is not None:
             self._started.cancel()
         await self.queue.aclose()
+        await self.team.aclose()
         await self.scheduled.aclose()
         await self.runs.shutdown()
         log.info("stopping MCP servers")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from desktop.models.emitter import Emitter
 from sidecar.protocol import InterruptInfo
 
@@ -67,6 +69,9 @@ class InterruptInbox:
         self.removed.emit(thread_id, interrupt_id)
         self.changed.emit()
 
-    def drop_thread(self, thread_id: str) -> None:
-        for interrupt_id in list(self._pending.get(thread_id, {})):
-            self.remove(thread_id, interrupt_id)
+    def drop_thread(self, thread_id: str, *, keep_runs: Collection[str] = ()) -> None:
+        """Drop the thread's interrupts, but those asked by the runs in `keep_runs` (plans
+        working in the background, whose questions outlive the thread's turns)."""
+        for interrupt_id, interrupt in list(self._pending.get(thread_id, {}).items()):
+            if interrupt.run_id not in keep_runs:
+                self.remove(thread_id, interrupt_id)

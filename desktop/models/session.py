@@ -43,6 +43,7 @@ class SessionState:
         self._runs: dict[str, RunState] = {}
         self._last_seq: dict[str, int] = {}
         self._held: list[RunEventParams] = []
+        self._background_runs: set[str] = set()
         self.selection_changed: Emitter[[str | None]] = Emitter()
         self.run_state_changed: Emitter[[str]] = Emitter()
         self.resync_needed: Emitter[[str]] = Emitter()
@@ -123,7 +124,12 @@ class SessionState:
         """Take in one `run/event`: run status, inbox, thread list and (if selected) transcript."""
         if not self._accept_seq(params):
             return
-        self._apply_run_state(params)
+        if params.background:
+            # A delegated plan working beside the thread's turns: its updates and questions
+            # never make the thread look busy, and a turn's end never drops its questions.
+            self._background_runs.add(params.run_id)
+        else:
+            self._apply_run_state(params)
         self._apply_inbox(params.thread_id, params.event)
         if params.thread_id != self.selected_thread_id:
             self.transcript.marks.note(params.thread_id, params.event)  # chips for later
@@ -175,7 +181,7 @@ class SessionState:
             case InterruptClosed(interrupt_id=interrupt_id):
                 self.inbox.remove(thread_id, interrupt_id)
             case RunFinished(outcome="completed"):
-                self.inbox.drop_thread(thread_id)
+                self.inbox.drop_thread(thread_id, keep_runs=self._background_runs)
             case RunFailed() | RunCancelled() if self.inbox.count(thread_id):
                 self.resync_needed.emit(thread_id)
             case _:

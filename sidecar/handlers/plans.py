@@ -115,6 +115,11 @@ async def task_retry(svc: Services, params: TaskRef) -> TaskRetryResult:
     plan = svc.store.get_plan(task.plan_id)
     assert plan is not None
     with typed_errors():
+        if svc.team is not None and svc.store.get_thread(params.thread_id).parent_id is None:
+            # The author's own plan runs in the background, beside whatever the thread does.
+            _reopen(svc.store, plan.id, task.id)
+            svc.store.set_plan_status(plan.id, "running")
+            return TaskRetryResult(run_id=svc.team.start(params.thread_id, plan.id))
         if svc.runs.is_busy(params.thread_id):
             raise ThreadBusyError(params.thread_id)
         _reopen(svc.store, plan.id, task.id)

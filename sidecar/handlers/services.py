@@ -16,6 +16,7 @@ from sidecar.runtime.automation import Automation
 from sidecar.runtime.automation_settings import AutomationSettings
 from sidecar.runtime.queueing import QueueDesk
 from sidecar.runtime.runs import RunManager
+from sidecar.runtime.team import TeamDesk
 from sidecar.settings import SettingsFile
 from sidecar.store import Store
 
@@ -42,3 +43,4 @@ class Services:
     memory: Callable[[], Awaitable[MemoryDeps]] | None = None
     automation: Automation | None = None
     automation_settings: AutomationSettings | None = None
+    team: TeamDesk | None = None

@@ -6,15 +6,19 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from typing import TYPE_CHECKING
 
 from sidecar.host.host import ToolHost
 from sidecar.llm.types import Planner
 from sidecar.plans.coordinator import Coordinator
 from sidecar.plans.profiles import DEFAULT_PROFILES, Profile
 from sidecar.store import Store
-from sidecar.turn.compiled import CompiledTurn, TurnGraph
+from sidecar.turn.compiled import CompiledTurn
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from sidecar.turn.compiled import TurnGraph
 
 
 class CompiledRef:
@@ -56,3 +60,7 @@ class PlanDeps:
     planner_for: Callable[[str], Planner | None] | None = None
     # A slot of a runtime lane by name (`subagent` for the tasks a turn hands off).
     lane: Callable[[str], AbstractAsyncContextManager[None]] | None = None
+    # Runs an approved plan of the author's thread in the background: (thread id, plan id) →
+    # the background run's id. None: plans run inside the turn that made them (a subagent's own
+    # plans always do: its task waits for them).
+    background: Callable[[str, str], str] | None = None

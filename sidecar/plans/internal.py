@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import uuid
-from typing import Any, cast
-
-from langchain_core.runnables import RunnableConfig
+from typing import TYPE_CHECKING, Any, cast
 
 from sidecar.binding.calls import fresh_context
 from sidecar.plans.attempt import (
@@ -36,6 +34,9 @@ from sidecar.turn.events import (
     UsageCounted,
 )
 from sidecar.turn.questions import Question
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
 _PROMPTS = {
     "continue": "Continue the task where you left off, then answer with its result.",

@@ -159,12 +159,17 @@ TERMINAL_EVENT_TYPES = frozenset({"run_finished", "run_failed", "run_cancelled"}
 
 
 class RunEventParams(WireModel):
-    """Params of the `run/event` notification. `seq` increases by one per run, from 0."""
+    """Params of the `run/event` notification. `seq` increases by one per run, from 0.
+
+    `background`: the run is a delegated plan working in the background of its thread (its
+    tasks' updates, questions and results), not a turn: the thread's own turns go on beside it.
+    """
 
     run_id: str
     thread_id: str
     seq: int
     event: RunEventBody
+    background: bool = False
 
 
 RUN_EVENT = "run/event"

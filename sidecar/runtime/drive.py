@@ -55,7 +55,7 @@ async def drive(
     emit(RunStarted(resumed=resumed))
     try:
         async for _mode, chunk in graph.astream(graph_input, config, stream_mode=["custom"]):
-            _forward(emit, chunk)
+            forward_event(emit, chunk)
         snapshot = await graph.aget_state(config)
     except asyncio.CancelledError:
         with store.transaction():
@@ -109,7 +109,9 @@ def _record_stopped_answer(store: Store, emit: RunEmitter) -> MessageRecord | No
     )
 
 
-def _forward(emit: RunEmitter, event: TurnEvent) -> None:
+def forward_event(emit: RunEmitter, event: TurnEvent) -> None:
+    """A turn's event to the run's emitter: tokens straight to its stream, the rest as wire
+    events (a malformed one is logged and dropped, never fatal to the run)."""
     if isinstance(event, TokenStreamed):
         emit.token(event.text)  # the hot path of a stream: coalesced by the emitter
         return

@@ -141,11 +141,13 @@ class RunEmitter:
         gate: FlowGate | None = None,
         window_s: float = TOKEN_WINDOW_S,
         max_chars: int = TOKEN_MAX_CHARS,
+        background: bool = False,
     ) -> None:
         self._store = store
         self._sink = sink
         self.run_id = run_id
         self.thread_id = thread_id
+        self.background = background
         self._seq = 0
         self._gate = gate if gate is not None else (sink if isinstance(sink, GatedSink) else None)
         self._window_s = window_s
@@ -240,7 +242,11 @@ class RunEmitter:
     def _publish(self, event: RunEventBody) -> None:
         # Built without validation: every event here is already a typed wire model.
         params = RunEventParams.model_construct(
-            run_id=self.run_id, thread_id=self.thread_id, seq=self._seq, event=event
+            run_id=self.run_id,
+            thread_id=self.thread_id,
+            seq=self._seq,
+            event=event,
+            background=self.background,
         )
         self._seq += 1
         if (

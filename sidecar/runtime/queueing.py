@@ -250,6 +250,12 @@ class QueueDesk:
         self._drains.add(task)
         task.add_done_callback(self._drains.discard)
 
+    async def deliver(self, thread_id: str) -> None:
+        """Start the thread's next turn from its queue if it is idle (a message queued by the
+        sidecar itself, such as a background plan's announcement, waits for this or for the
+        running turn: steered into it, or its next turn when it ends)."""
+        await self._drain(thread_id)
+
     async def _drain(self, thread_id: str) -> None:
         try:
             async with self._locks[thread_id]:

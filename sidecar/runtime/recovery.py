@@ -50,11 +50,28 @@ UNCERTAIN = (
 _ARGUMENTS_SHOWN = 600
 
 
+PLAN_RUN = "plan"
+"""The `kind` of a background plan's run (`sidecar.runtime.team`): it is no turn of its thread,
+so a crash leaves the thread as it was; the plan is taken up again at start-up."""
+
+
 def recover_after_crash(store: Store) -> None:
     """Close every run a killed sidecar left `running` (see the module docstring)."""
     for run in store.runs_in_status("running"):
         with store.transaction():
-            _recover_run(store, run.id, run.thread_id)
+            if run.kind == PLAN_RUN:
+                _recover_plan_run(store, run.id, run.thread_id)
+            else:
+                _recover_run(store, run.id, run.thread_id)
+
+
+def _recover_plan_run(store: Store, run_id: str, thread_id: str) -> None:
+    """A background plan's run: its questions are dropped (its tasks ask again when the plan
+    is taken up), and the thread's own status stays what its turns made it."""
+    store.end_run(run_id, "failed", CRASHED)
+    for record in store.pending_interrupts(thread_id):
+        if record.run_id == run_id:
+            store.drop_interrupt(record.id)
 
 
 def _recover_run(store: Store, run_id: str, thread_id: str) -> None:

@@ -134,6 +134,13 @@ class PlanRepo(Repository):
         ).fetchall()
         return [PlanRecord(**dict(r)) for r in rows]
 
+    def plans_in_status(self, status: str) -> list[PlanRecord]:
+        """Every plan in `status`, across threads, oldest first."""
+        rows = self.conn.execute(
+            "SELECT * FROM plans WHERE status = ? ORDER BY created_at, id", (status,)
+        ).fetchall()
+        return [PlanRecord(**dict(r)) for r in rows]
+
     def set_plan_status(self, plan_id: str, status: str, call_id: str | None = None) -> None:
         self.conn.execute(
             "UPDATE plans SET status = ?, call_id = COALESCE(?, call_id), updated_at = ?"

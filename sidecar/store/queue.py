@@ -70,8 +70,20 @@ def _record(row: sqlite3.Row) -> QueuedRecord:
 class QueueRepo(Repository):
     """Messages queued for busy threads, and each thread's default queue mode."""
 
-    def enqueue(self, thread_id: str, mode: str, text: str, lane: str = "main") -> QueuedRecord:
-        message_id = uuid.uuid4().hex
+    def enqueue(
+        self,
+        thread_id: str,
+        mode: str,
+        text: str,
+        lane: str = "main",
+        *,
+        message_id: str | None = None,
+    ) -> QueuedRecord:
+        """Queue a message. With `message_id` (a result announced into the thread) it is
+        queued once: a second call with the same id changes nothing and returns the first."""
+        if message_id is not None and (known := self.get(message_id)) is not None:
+            return known
+        message_id = message_id or uuid.uuid4().hex
         now = time.time()
         self.conn.execute(
             "INSERT INTO queued_messages(id, thread_id, mode, text, created_at, lane)"

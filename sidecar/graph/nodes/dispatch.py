@@ -6,9 +6,12 @@ Phases (the `dispatch_phase` field):
   one goes back to the planner as the call's error result), store it (a replan bumps the plan's
   version and keeps completed tasks), and for a plan ask the author's approval unless the thread
   is autonomous (`plan_approval` interrupt: approve as is or edited, or reject).
-- `run`: the edge after this node fans out with `Send`: one `subagent` per open task, all in
-  one step; each waits for its dependencies and its profile's slot itself, so ready tasks start
-  the moment they are ready.
+- handed off: on the author's own thread the approved plan goes to the background
+  (`deps.background`, the runtime's `TeamDesk`): the call's result says it started, with its
+  task ids, and the turn goes on; the plan's report is announced into the thread when it ends.
+- `run`: a subagent's own plan (its task waits for it): the edge after this node fans out with
+  `Send`: one `subagent` per open task, all in one step; each waits for its dependencies and its
+  profile's slot itself, so ready tasks start the moment they are ready.
 - `join`: every subagent has ended. Their envelopes are read from the outbox, the call's result
   is written to the conversation (once, by id), then the envelopes are acknowledged. A sidecar
   killed in between redoes the join on resume and writes nothing twice.
@@ -34,10 +37,11 @@ from sidecar.plans.delegation import mint_for_plan
 from sidecar.plans.plan_budget import parse_budget, record_budget
 from sidecar.plans.planner_tools import plan_request
 from sidecar.plans.records import emit_plan
+from sidecar.plans.report import plan_outcome, plan_report
 from sidecar.plans.routines import approve_instance, approved_instance
 from sidecar.plans.runner import run_task
 from sidecar.plans.shapes import completed_specs, task_spec, validate_edit
-from sidecar.store import PlanRecord, Store, TaskRecord
+from sidecar.store import PlanRecord, Store
 from sidecar.turn.events import ToolCalled, emit
 from sidecar.turn.questions import PlanApprovalQuestion
 from sidecar.turn.state import SubagentInput, ToolCallEntry, TurnState
@@ -49,7 +53,7 @@ def make_dispatch(deps: GraphDeps):
         if phase == "plan":
             return _propose(deps, state)
         if phase == "start":
-            return {"dispatch_phase": "run"}
+            return _hand_off(deps, state) or {"dispatch_phase": "run"}
         return _join(deps, state)
 
     return dispatch
@@ -123,7 +127,41 @@ def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
         )
     store.set_plan_status(plan_id, "running")
     emit_plan(store, plan_id)
-    return {"dispatching": plan_id, "dispatch_phase": "run"}
+    return _hand_off(deps, {**state, "dispatching": plan_id}) or {
+        "dispatching": plan_id,
+        "dispatch_phase": "run",
+    }
+
+
+def _hand_off(deps: GraphDeps, state: TurnState) -> dict[str, Any] | None:
+    """Start the plan in the background of the author's thread and answer its call at once;
+    None where it runs here instead (a subagent's plan, or no background desk)."""
+    plan_id = state.get("dispatching")
+    if deps.background is None or state.get("agent") is not None or not plan_id:
+        return None
+    store = deps.store
+    plan = store.get_plan(plan_id)
+    assert plan is not None
+    call = state.get("plan_call") or {
+        "id": plan.call_id or "",
+        "name": "atrium__plan",
+        "arguments": {},
+    }
+    deps.background(state["thread_id"], plan_id)
+    return _call_result(store, state, call, ToolOutcome(is_error=False, text=_started(store, plan)))
+
+
+def _started(store: Store, plan: PlanRecord) -> str:
+    """The call's result when its plan starts in the background."""
+    lines = [
+        f"Plan {plan.id} is running in the background: the author can keep talking with you "
+        "meanwhile. Its report is announced in this conversation when it ends; until then, "
+        "answer without waiting for it.",
+    ]
+    lines += [
+        f"- {t.id} ({t.title}): {t.status}; profile {t.profile}" for t in store.tasks(plan.id)
+    ]
+    return "\n".join(lines)
 
 
 def _routine_of(call: ToolCallEntry) -> tuple[str, dict[str, str]] | None:
@@ -212,15 +250,10 @@ def _join(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
     if plan is None:
         return {"dispatch_phase": None, "dispatching": None}
     tasks = store.tasks(plan.id)
-    if deps.coordinator.aborted(plan.id):
-        status = "aborted"
-    elif all(t.status in ("succeeded", "skipped") for t in tasks):
-        status = "completed"
-    else:
-        status = "failed"
+    status = plan_outcome(tasks, aborted=deps.coordinator.aborted(plan.id))
     store.set_plan_status(plan.id, status)
     emit_plan(store, plan.id)
-    text = _report(plan, status, tasks, store)
+    text = plan_report(store, plan, status, tasks)
     call = state.get("plan_call") or {
         "id": plan.call_id or "",
         "name": "atrium__plan",
@@ -233,31 +266,3 @@ def _join(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
         store.ack_envelope(envelope.id)
     deps.coordinator.forget_plan(plan.id)
     return update
-
-
-def _report(plan: PlanRecord, status: str, tasks: list[TaskRecord], store: Store) -> str:
-    """The call's result: per task its status, findings, files and stats, from the outbox."""
-    plan_id = plan.id
-    finals = {e.task_id: e for e in store.envelopes(plan.thread_id) if e.plan_id == plan_id}
-    lines = [f"Plan {plan_id}: {status}."]
-    for task in tasks:
-        envelope = finals.get(task.id)
-        payload = envelope.payload if envelope is not None else {}
-        stats = payload.get("stats", {})
-        lines.append(
-            f"- [{task.status}] {task.id} ({task.title}); profile {task.profile}; "
-            f"{stats.get('attempts', task.attempt)} attempt(s), {stats.get('duration_s', 0)} s, "
-            f"tokens {task.tokens_in}/{task.tokens_out}, cost {task.cost:.4f}"
-        )
-        if task.summary:
-            lines.append(f"  Findings: {task.summary}")
-        if envelope is not None and envelope.artifacts:
-            lines.append("  Files: " + ", ".join(envelope.artifacts))
-        if task.error:
-            lines.append(f"  Error: {task.error}")
-    if status == "failed":
-        lines.append(
-            f"Some tasks did not succeed. To revise the plan call atrium__plan with "
-            f"plan_id={plan_id!r}; completed tasks are kept as they are."
-        )
-    return "\n".join(lines)

@@ -1,0 +1,52 @@
+"""How a plan ended, in a word and in the report its caller reads.
+
+The report is what the planner sees when a plan ends: per task its status, findings, files and
+stats from the outbox (the full findings, never cut), and how to revise the plan when some task
+did not succeed. The dispatch join (a subagent's own plan) and the background desk (the author's
+thread) both end plans with it.
+"""
+
+from __future__ import annotations
+
+from sidecar.store import PlanRecord, Store, TaskRecord
+
+_DONE = frozenset({"succeeded", "skipped"})
+
+
+def plan_outcome(tasks: list[TaskRecord], *, aborted: bool) -> str:
+    """`aborted` (the author stopped it), `completed` (every task succeeded or was skipped) or
+    `failed`."""
+    if aborted:
+        return "aborted"
+    if all(t.status in _DONE for t in tasks):
+        return "completed"
+    return "failed"
+
+
+def plan_report(store: Store, plan: PlanRecord, status: str, tasks: list[TaskRecord]) -> str:
+    """Per task its status, findings, files and stats, from the outbox."""
+    plan_id = plan.id
+    finals = {e.task_id: e for e in store.envelopes(plan.thread_id) if e.plan_id == plan_id}
+    lines = [f"Plan {plan_id}: {status}."]
+    for task in tasks:
+        envelope = finals.get(task.id)
+        payload = envelope.payload if envelope is not None else {}
+        stats = payload.get("stats", {})
+        lines.append(
+            f"- [{task.status}] {task.id} ({task.title}); profile {task.profile}; "
+            f"{stats.get('attempts', task.attempt)} attempt(s), {stats.get('duration_s', 0)} s, "
+            f"tokens {task.tokens_in}/{task.tokens_out}, cost {task.cost:.4f}"
+        )
+        findings = payload.get("findings") if envelope is not None else None
+        if findings or task.summary:
+            lines.append(f"  Findings: {findings or task.summary}")
+        if envelope is not None and envelope.artifacts:
+            lines.append("  Files: " + ", ".join(envelope.artifacts))
+        if task.error:
+            lines.append(f"  Error: {task.error}")
+    if status == "failed":
+        lines.append(
+            f"Some tasks did not succeed. To revise the plan call atrium__plan with "
+            f"plan_id={plan_id!r}; completed tasks are kept as they are."
+        )
+    return "\n".join(lines)
