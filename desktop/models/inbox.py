@@ -69,6 +69,12 @@ class InterruptInbox:
         self.removed.emit(thread_id, interrupt_id)
         self.changed.emit()
 
+    def drop_run(self, thread_id: str, run_id: str) -> None:
+        """Drop the interrupts one run of the thread asked."""
+        for interrupt_id, interrupt in list(self._pending.get(thread_id, {}).items()):
+            if interrupt.run_id == run_id:
+                self.remove(thread_id, interrupt_id)
+
     def drop_thread(self, thread_id: str, *, keep_runs: Collection[str] = ()) -> None:
         """Drop the thread's interrupts, but those asked by the runs in `keep_runs` (plans
         working in the background, whose questions outlive the thread's turns)."""

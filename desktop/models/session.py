@@ -13,7 +13,6 @@ from sidecar.protocol import (
     InterruptEvent,
     NodeStarted,
     RunCancelled,
-    RunEventBody,
     RunEventParams,
     RunFailed,
     RunFinished,
@@ -130,7 +129,7 @@ class SessionState:
             self._background_runs.add(params.run_id)
         else:
             self._apply_run_state(params)
-        self._apply_inbox(params.thread_id, params.event)
+        self._apply_inbox(params)
         if params.thread_id != self.selected_thread_id:
             self.transcript.marks.note(params.thread_id, params.event)  # chips for later
             return
@@ -174,7 +173,11 @@ class SessionState:
         self._set_run(thread_id, state)
         self.threads.set_status(thread_id, state.status)
 
-    def _apply_inbox(self, thread_id: str, event: RunEventBody) -> None:
+    def _apply_inbox(self, params: RunEventParams) -> None:
+        thread_id, event = params.thread_id, params.event
+        if params.background and isinstance(event, RunFinished | RunFailed | RunCancelled):
+            self.inbox.drop_run(thread_id, params.run_id)  # the plan's questions end with it
+            return
         match event:
             case InterruptEvent(interrupt=interrupt):
                 self.inbox.add(thread_id, interrupt)

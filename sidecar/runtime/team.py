@@ -29,6 +29,7 @@ from sidecar.plans.coordinator import Coordinator
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.records import emit_plan
 from sidecar.plans.report import plan_outcome, plan_report
+from sidecar.protocol import ErrorInfo, RunCancelled, RunFailed, RunFinished, RunStarted
 from sidecar.runtime.drive import forward_event
 from sidecar.runtime.emitter import EventSink, RunEmitter
 from sidecar.runtime.live import LiveInterrupts
@@ -106,26 +107,34 @@ class TeamDesk:
                 await task
 
     async def _run(self, thread_id: str, plan_id: str, run_id: str) -> None:
-        deps = await self._deps()
+        """The background run: `run_started`, the tasks' events and questions, then
+        `run_finished` once the plan's end is recorded (or `run_cancelled` when the sidecar
+        stops first, `run_failed` if the desk itself fails: the plan is taken up again at the
+        next start either way)."""
         emit = RunEmitter(self._store, self._sink, run_id, thread_id, background=True)
-        status = "failed"
+        emit(RunStarted())
+        status, final = "failed", None
         try:
+            deps = await self._deps()
             with bind_run(self._live.binding(emit)), events_to(lambda e: forward_event(emit, e)):
                 await _run_open_tasks(deps, thread_id, plan_id)
-                self._finish(deps.coordinator, emit, thread_id, plan_id)
-            status = "finished"
+                self._finish(deps.coordinator, thread_id, plan_id, run_id)
+            status, final = "finished", RunFinished()
         except asyncio.CancelledError:
-            status = "cancelled"
+            status, final = "cancelled", RunCancelled()
             raise
+        except Exception as exc:  # the boundary of a background job: logged, reported, kept
+            log.exception("background plan %s failed", plan_id)
+            final = RunFailed(error=ErrorInfo(code="internal", message=str(exc)))
         finally:
             self._live.end_run(run_id)
             self._store.end_run(run_id, status)
+            if final is not None:
+                emit(final)
             emit.flush()
         await self._deliver(thread_id)
 
-    def _finish(
-        self, coordinator: Coordinator, emit: RunEmitter, thread_id: str, plan_id: str
-    ) -> None:
+    def _finish(self, coordinator: Coordinator, thread_id: str, plan_id: str, run_id: str) -> None:
         """Record the plan's end and queue its announcement, in one transaction."""
         store = self._store
         plan = store.get_plan(plan_id)
@@ -141,20 +150,17 @@ class TeamDesk:
                 "steer",
                 f"[Background plan {plan_id} ended: {status}]\n{text}",
                 "main",
-                message_id=announcement_id(plan_id, emit.run_id),
+                message_id=announcement_id(plan_id, run_id),
             )
             for envelope in store.unacked_envelopes(thread_id, plan_id):
                 store.ack_envelope(envelope.id)
         coordinator.forget_plan(plan_id)
-        with events_to(lambda e: forward_event(emit, e)):
-            emit_plan(store, plan_id)
+        emit_plan(store, plan_id)
 
     def _ended(self, plan_id: str, task: asyncio.Task[None]) -> None:
         running = self._running.get(plan_id)
         if running is not None and running[1] is task:
             del self._running[plan_id]
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background plan %s failed", plan_id, exc_info=task.exception())
 
 
 async def _run_open_tasks(deps: PlanDeps, thread_id: str, plan_id: str) -> None:

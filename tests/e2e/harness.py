@@ -128,6 +128,30 @@ class Sidecar:
         )
         return self.run_events(run_id)
 
+    def background_runs(self, thread_id: str) -> list[str]:
+        """The ids of the thread's background plan runs (delegated work), in start order."""
+        return [
+            e.run_id
+            for e in self.events
+            if e.thread_id == thread_id and e.background and e.event.type == "run_started"
+        ]
+
+    async def plan_to_end(
+        self, thread_id: str, *, skip: int = 0, within: float = 60
+    ) -> list[RunEventParams]:
+        """Wait for the thread's background plan run number `skip` (0: the first) to start and
+        end; return its events. A delegated plan runs there, beside the thread's turns."""
+        await self.wait_for(lambda _evs: len(self.background_runs(thread_id)) > skip, within)
+        return await self.run_to_end(self.background_runs(thread_id)[skip], within)
+
+    def turns(self, thread_id: str) -> list[str]:
+        """The ids of the thread's turns (not its background runs), in start order."""
+        return [
+            e.run_id
+            for e in self.events
+            if e.thread_id == thread_id and not e.background and e.event.type == "run_started"
+        ]
+
     async def shutdown(self) -> int:
         await self.call("shutdown")
         assert self.proc.stdin is not None

@@ -88,15 +88,6 @@ async def _plan(agent: Sidecar, thread_id: str) -> dict[str, Any]:
     return (await agent.call("plan/get", {"thread_id": thread_id}))["plans"][-1]
 
 
-def _turns(events: list[RunEventParams], thread_id: str) -> list[str]:
-    """The ids of the thread's turns (not its background plans' runs), in start order."""
-    return [
-        e.run_id
-        for e in events
-        if e.thread_id == thread_id and not e.background and e.event.type == "run_started"
-    ]
-
-
 def _finished(events: list[RunEventParams], run_id: str) -> bool:
     return any(e.run_id == run_id and e.event.type == "run_finished" for e in events)
 
@@ -105,10 +96,10 @@ async def _announcement_turn(agent: Sidecar, thread_id: str, known: set[str]) ->
     """Wait for a turn of the thread that nobody started (the announcement's) to finish."""
 
     def started(events: list[RunEventParams]) -> bool:
-        return any(r not in known and _finished(events, r) for r in _turns(events, thread_id))
+        return any(r not in known and _finished(events, r) for r in agent.turns(thread_id))
 
     await agent.wait_for(started)
-    [run_id] = [r for r in _turns(agent.events, thread_id) if r not in known]
+    [run_id] = [r for r in agent.turns(thread_id) if r not in known]
     return run_id
 
 
@@ -144,11 +135,12 @@ async def test_a_delegated_task_runs_in_the_background_and_its_result_comes_back
     got = await agent.call("thread/get", {"thread_id": thread_id})
     assert got["messages"][-1]["content"] == "Your summary is ready: " + FINDINGS
     assert sum(ANNOUNCED in m["content"] for m in got["messages"]) == 1
-    # The background run's events never made the thread look busy, and were marked.
+    # The plan ran under a background run of its own, which started and ended by itself.
+    [plan_run] = agent.background_runs(thread_id)
     background = [e for e in agent.events if e.background]
-    assert background and {e.thread_id for e in background} == {thread_id}
-    assert not any(e.event.type in ("run_started", "run_finished") for e in background)
-    assert announced not in {e.run_id for e in background}
+    assert {(e.thread_id, e.run_id) for e in background} == {(thread_id, plan_run)}
+    assert [background[0].event.type, background[-1].event.type] == ["run_started", "run_finished"]
+    assert announced not in {plan_run, first["run_id"], second["run_id"]}
 
 
 async def test_an_announcement_survives_a_kill_before_its_delivery_and_comes_once(
@@ -238,7 +230,7 @@ async def test_twenty_background_tasks_on_five_threads_never_hold_up_a_sixth(
 
     team.release.set()
     for thread_id in threads:
-        await _announcement_turn(agent, thread_id, set(_turns(agent.events, thread_id)[:1]))
+        await _announcement_turn(agent, thread_id, set(agent.turns(thread_id)[:1]))
         plan = await _plan(agent, thread_id)
         assert plan["status"] == "completed"
         assert {t["status"] for t in plan["tasks"]} == {"succeeded"}
