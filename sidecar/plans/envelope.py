@@ -16,6 +16,8 @@ EnvelopeKind: TypeAlias = Literal[
     "task",
     "plan",
     "observation",
+    "question",
+    "message",
     "decision",
     "review",
     "tool_call",

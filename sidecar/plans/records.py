@@ -78,12 +78,24 @@ def task_prompt(store: Store, task: TaskRecord) -> str:
         dep = store.get_task(task.plan_id, dep_id)
         if dep is None:
             continue
-        lines += ["", f"Result of task {dep.id} ({dep.title}, {dep.status}):", dep.summary or ""]
+        result = full_result(store, dep)
+        lines += ["", f"Result of task {dep.id} ({dep.title}, {dep.status}):", result]
         artifacts = _artifacts_of(store, dep)
         if artifacts:
             lines.append("Files it changed: " + ", ".join(artifacts))
     lines += ["", "Work on this task only, then answer with its result."]
     return "\n".join(lines)
+
+
+def full_result(store: Store, task: TaskRecord) -> str:
+    """The task's whole result: its final envelope's findings, never cut (its summary, the
+    first 4,000 characters, until it has one)."""
+    for envelope in reversed(store.envelopes_of_task(task.plan_id, task.id)):
+        if envelope.kind in ("final", "error"):
+            findings = envelope.payload.get("findings")
+            if isinstance(findings, str) and findings:
+                return findings
+    return task.summary or ""
 
 
 def _artifacts_of(store: Store, task: TaskRecord) -> list[str]:

@@ -195,6 +195,10 @@ class HistoryRepo(Repository):
         ).fetchall()
         return [message_record(r) for r in rows]
 
+    def message(self, message_id: str) -> MessageRecord | None:
+        row = self.conn.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
+        return message_record(row) if row is not None else None
+
     def has_message(self, message_id: str) -> bool:
         row = self.conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone()
         return row is not None

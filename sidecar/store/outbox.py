@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS outbox (
     acked_at REAL
 );
 CREATE INDEX IF NOT EXISTS outbox_unacked ON outbox(thread_id, acked_at);
+CREATE INDEX IF NOT EXISTS outbox_receiver ON outbox(receiver, acked_at);
+CREATE INDEX IF NOT EXISTS outbox_task ON outbox(plan_id, task_id);
 """
 
 
@@ -93,6 +95,22 @@ class OutboxRepo(Repository):
             "SELECT * FROM outbox WHERE thread_id = ? AND acked_at IS NULL"
             " AND (? IS NULL OR plan_id = ?) ORDER BY created_at, id",
             (thread_id, plan_id, plan_id),
+        ).fetchall()
+        return [_outbox(r) for r in rows]
+
+    def envelopes_of_task(self, plan_id: str, task_id: str) -> list[OutboxRecord]:
+        """Every envelope a task sent or was sent, oldest first."""
+        rows = self.conn.execute(
+            "SELECT * FROM outbox WHERE plan_id = ? AND task_id = ? ORDER BY created_at, id",
+            (plan_id, task_id),
+        ).fetchall()
+        return [_outbox(r) for r in rows]
+
+    def envelopes_for(self, receiver: str) -> list[OutboxRecord]:
+        """The envelopes addressed to `receiver` that it has not taken yet, oldest first."""
+        rows = self.conn.execute(
+            "SELECT * FROM outbox WHERE receiver = ? AND acked_at IS NULL ORDER BY created_at, id",
+            (receiver,),
         ).fetchall()
         return [_outbox(r) for r in rows]
 

@@ -5,6 +5,7 @@ when the sidecar is killed between the task's end and the announcement's deliver
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -234,3 +235,63 @@ async def test_twenty_background_tasks_on_five_threads_never_hold_up_a_sixth(
         plan = await _plan(agent, thread_id)
         assert plan["status"] == "completed"
         assert {t["status"] for t in plan["tasks"]} == {"succeeded"}
+
+
+async def test_the_main_agent_checks_its_team_and_messages_a_running_task(
+    agent: Sidecar, model: ScriptedModelServer, team: Team
+):
+    said: dict[str, str] = {}
+    task_requests: list[RecordedRequest] = []
+    asked = threading.Event()
+
+    def route(request: RecordedRequest) -> Reply:
+        if _is_task(request):
+            task_requests.append(request)
+            asked.set()
+            if len(task_requests) == 1:
+                return Reply.tool_call("workspace__list", {"path": "."}).after(team.release)
+            return Reply.text(answer_text(FINDINGS))
+        if _is_announcement(request):
+            return Reply.text(answer_text("Done: " + FINDINGS))
+        last = str([m for m in _messages(request) if m["role"] == "user"][-1]["content"])
+        tool_results = [m for m in _messages(request) if m["role"] == "tool"]
+        if "status" in last and not said.get("status"):
+            said["status"] = "asked"
+            return Reply.tool_call("atrium__team_status", {})
+        if "spelling" in last and not said.get("message"):
+            said["message"] = "sent"
+            arguments = {
+                "plan_id": said["plan"],
+                "task_id": "task",
+                "text": "Use British spelling.",
+            }
+            return Reply.tool_call("atrium__task_message", arguments)
+        return Reply.text(answer_text("Noted: " + str(tool_results[-1]["content"])[:60]))
+
+    model.fallback = route
+    thread_id = (await agent.call("thread/create", {}))["id"]
+    first = await agent.call(
+        "run/start", {"thread_id": thread_id, "text": "/delegate general Write the report"}
+    )
+    await agent.run_to_end(first["run_id"])
+    plan = await _plan(agent, thread_id)
+    said["plan"] = plan["id"]
+    assert [t["id"] for t in plan["tasks"]] == ["task"]
+
+    assert await asyncio.to_thread(asked.wait, 30)  # the subagent's first step is under way
+    status = await agent.call("run/start", {"thread_id": thread_id, "text": "What's the status?"})
+    await agent.run_to_end(status["run_id"])
+    got = await agent.call("thread/get", {"thread_id": thread_id})
+    result = [m for m in got["messages"] if m["role"] == "tool"][-1]
+    assert result["content"].startswith(f"Plan {plan['id']} (running)")
+    assert "task [running" in result["content"]
+
+    message = await agent.call(
+        "run/start", {"thread_id": thread_id, "text": "Tell the writer about spelling."}
+    )
+    await agent.run_to_end(message["run_id"])
+    team.release.set()
+    await agent.plan_to_end(thread_id)
+    second = json.dumps(task_requests[1].body["messages"])
+    assert "[Message from the main agent] Use British spelling." in second
+    assert "[Message from the main agent]" not in json.dumps(task_requests[0].body["messages"])

@@ -39,6 +39,7 @@ from sidecar.plans.routines import RoutineError, instantiate
 from sidecar.plans.routines import load as load_routine
 from sidecar.plans.skill_composer import material_for, skill_task
 from sidecar.plans.skill_draft import DraftError, Job
+from sidecar.plans.team_tools import take_messages, team_specs
 from sidecar.plans.thread_budget import check_turn
 from sidecar.turn.events import TokenStreamed, UsageCounted, emit
 from sidecar.turn.state import ChatEntry, TurnState
@@ -123,9 +124,13 @@ def make_planner(deps: GraphDeps):
 
 
 def _steering(deps: GraphDeps, state: TurnState) -> list[ChatEntry]:
-    """The author's steer messages sent since the last step (the author's own turn only), each
-    marked with its queue id so a retried step knows which ones the turn already holds."""
-    if deps.steering is None or state.get("agent"):
+    """What reached this turn since its last step: on the author's thread, the author's steer
+    messages, each marked with its queue id so a retried step knows which ones the turn already
+    holds; on a subagent's, the main agent's messages to its task."""
+    agent = state.get("agent")
+    if agent is not None:
+        return take_messages(deps, agent["parent_thread_id"], agent["task_id"], state["thread_id"])
+    if deps.steering is None:
         return []
     seen = {e["queued_id"] for e in state.get("scratch", []) if "queued_id" in e}
     taken = deps.steering(state["thread_id"], state.get("turn_id"), seen)
@@ -151,6 +156,8 @@ def _tools_for(deps: GraphDeps, state: TurnState) -> list[ToolSpec]:
         if t.server != AGENTS_SERVER and (profile is None or profile.allows_tool(t.name))
     ]
     tools.append(ASK_AUTHOR_SPEC)
+    if profile is None:
+        tools.extend(team_specs())
     depth = int((state.get("agent") or {}).get("depth", 0))
     profiles = deps.profiles()
     if profile is None or (profile.may_spawn and depth < profile.max_depth):

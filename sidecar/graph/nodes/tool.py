@@ -20,6 +20,7 @@ from sidecar.host import drift, permissions
 from sidecar.host.host import ServerUnavailableError, ToolHost
 from sidecar.host.types import HostTool, ToolOutcome, UnknownToolError, split_name
 from sidecar.plans.profiles import Profile
+from sidecar.plans.team_tools import TEAM_TOOLS, team_call
 from sidecar.store import Store
 from sidecar.store.records import JournalRecord, StoredToolCall
 from sidecar.store.uncertain import AGAIN, CallUncertainError, journal_key
@@ -52,6 +53,8 @@ def make_tool(deps: GraphDeps):
             record_call(deps.store, state["thread_id"], call)
             outcome = ToolOutcome(is_error=True, text=text)
             record_result(deps.store, state["thread_id"], call["id"], outcome)
+        elif call["name"] in TEAM_TOOLS:
+            outcome = _team_call(deps, state["thread_id"], call)
         else:
             outcome = await run_call(deps, state["thread_id"], call)
         entry = {
@@ -63,6 +66,20 @@ def make_tool(deps: GraphDeps):
         return {"scratch": [entry], "pending": pending[1:]}
 
     return tool
+
+
+def _team_call(deps: GraphDeps, thread_id: str, call: ToolCallEntry) -> ToolOutcome:
+    """The main agent's team tools: answered from the plans, once per call (a re-run after a
+    crash finds the recorded result)."""
+    record_call(deps.store, thread_id, call)
+    emit(ToolCalled(call["id"], "atrium", call["name"][len("atrium__") :], call["arguments"]))
+    recorded = deps.store.message(f"{call['id']}:result")
+    if recorded is not None:
+        outcome = ToolOutcome(is_error=recorded.is_error, text=recorded.content)
+    else:
+        outcome = team_call(deps, thread_id, call)
+    record_result(deps.store, thread_id, call["id"], outcome)
+    return outcome
 
 
 def record_call(store: Store, thread_id: str, call: ToolCallEntry) -> None:
