@@ -75,6 +75,7 @@ from sidecar.protocol import (
     SKILLS_LIST,
     SKILLS_READ,
     TASK_CANCEL,
+    TASK_ENVELOPES,
     TASK_RETRY,
     THREAD_BUDGET,
     THREAD_COMPACTION,
@@ -177,6 +178,7 @@ from sidecar.protocol import (
     SkillReadParams,
     SkillReadResult,
     SkillsEmpty,
+    TaskEnvelopesResult,
     TaskRef,
     TaskRetryResult,
     ThreadBudgetParams,
@@ -406,6 +408,10 @@ class SidecarApi:
     def task_retry(self, params: TaskRef) -> PendingRequest[TaskRetryResult]:
         """Run a failed or cancelled task again."""
         return self._sender.request(TASK_RETRY, params)
+
+    def task_envelopes(self, params: TaskRef) -> PendingRequest[TaskEnvelopesResult]:
+        """What the task's agents sent and were sent, whole."""
+        return self._sender.request(TASK_ENVELOPES, params)
 
     def routine_save(self, params: RoutineSaveParams) -> PendingRequest[RoutineInfo]:
         """Save a completed plan as a routine."""

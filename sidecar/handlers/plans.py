@@ -14,15 +14,18 @@ from sidecar.protocol import (
     PROFILE_LIST,
     PROFILE_SET,
     TASK_CANCEL,
+    TASK_ENVELOPES,
     TASK_RETRY,
     CoordEmpty,
     CoordErrorCode,
+    EnvelopeInfo,
     PlanGetParams,
     PlanGetResult,
     ProfileInfo,
     ProfileListResult,
     ProfileSetParams,
     RpcError,
+    TaskEnvelopesResult,
     TaskRef,
     TaskRetryResult,
 )
@@ -86,6 +89,27 @@ def _find_task(svc: Services, params: TaskRef) -> TaskRecord:
     raise RpcError(CoordErrorCode.NO_SUCH_TASK, f"no task {params.task_id!r} in this thread")
 
 
+@registry.method(TASK_ENVELOPES)
+async def task_envelopes(svc: Services, params: TaskRef) -> TaskEnvelopesResult:
+    task = _find_task(svc, params)
+    return TaskEnvelopesResult(
+        envelopes=tuple(
+            EnvelopeInfo(
+                id=e.id,
+                sender=e.sender,
+                receiver=e.receiver,
+                kind=e.kind,
+                payload=e.payload,
+                artifacts=e.artifacts,
+                reply_to=e.reply_to,
+                created_at=e.created_at,
+                acked_at=e.acked_at,
+            )
+            for e in svc.store.envelopes_of_task(task.plan_id, task.id)
+        )
+    )
+
+
 @registry.method(TASK_CANCEL)
 async def task_cancel(svc: Services, params: TaskRef) -> CoordEmpty:
     task = _find_task(svc, params)
@@ -93,7 +117,8 @@ async def task_cancel(svc: Services, params: TaskRef) -> CoordEmpty:
         return CoordEmpty()
     if task.final:
         raise RpcError(CoordErrorCode.TASK_NOT_RUNNING, f"task {task.id!r} is {task.status}")
-    if svc.runs.is_busy(params.thread_id):
+    running_here = svc.team is not None and svc.team.is_running(task.plan_id)
+    if running_here or svc.runs.is_busy(params.thread_id):
         # Not started yet (waiting for dependencies or a slot): it ends as it starts.
         svc.coordinator.cancel_pending(task.plan_id, task.id)
         return CoordEmpty()

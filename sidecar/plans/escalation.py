@@ -8,10 +8,11 @@ from typing import Any
 from sidecar.binding.calls import LiveInterruptDropped, current_run
 from sidecar.plans.attempt import AttemptResult
 from sidecar.plans.deps import PlanDeps
+from sidecar.plans.envelope import agent_id
 from sidecar.plans.finish import finish_task
 from sidecar.plans.profiles import Profile
 from sidecar.plans.records import change_task
-from sidecar.store import TaskRecord
+from sidecar.store import Store, TaskRecord
 from sidecar.turn.questions import EscalationQuestion, Question
 from sidecar.turn.state import SubagentInput
 
@@ -41,9 +42,27 @@ async def out_of_attempts(
         finish_task(deps, inp, task, "cancelled", error="the author aborted the plan")
         return None
     if new_profile is not None:
+        handoff(deps.store, inp["thread_id"], task, profile, new_profile, reason=error)
         change_task(deps.store, task.plan_id, task.id, profile=new_profile.id)
         return new_profile
     return profile
+
+
+def handoff(
+    store: Store, thread_id: str, task: TaskRecord, old: Profile, new: Profile, *, reason: str
+) -> None:
+    """The work moves to another profile: recorded as a handoff of the same task (its attempts,
+    results and history stay the task's), not as a new task."""
+    store.put_envelope(
+        f"{task.plan_id}:{task.id}:handoff:{task.attempt}:{new.id}",
+        thread_id,
+        sender=agent_id(thread_id, task.id),
+        receiver=agent_id(thread_id, task.id),
+        kind="handoff",
+        payload={"from": old.id, "to": new.id, "after_attempts": task.attempt, "reason": reason},
+        plan_id=task.plan_id,
+        task_id=task.id,
+    )
 
 
 async def ask_author(payload: Question, task: TaskRecord) -> dict[str, Any]:

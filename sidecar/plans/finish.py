@@ -24,7 +24,7 @@ def finish_task(
     store = deps.store
     result = result or AttemptResult(status="failed", error=error)
     stats = {
-        "duration_s": round(time.time() - (task.started_at or time.time()), 3),
+        "duration_s": 0.0 if task.started_at is None else round(time.time() - task.started_at, 3),
         "tokens_in": task.tokens_in,
         "tokens_out": task.tokens_out,
         "cost": task.cost,

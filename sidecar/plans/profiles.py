@@ -92,6 +92,22 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
         ),
         concurrency=2,
     ),
+    # Write → review → revise (the `write-review-revise` routine): the writer drafts and revises
+    # in one session, round after round, until the reviewer approves or its attempts run out.
+    Profile(
+        id="writer",
+        name="Writer",
+        kind="internal",
+        tools_allowed=("workspace__list", "workspace__read", "workspace__search"),
+        max_attempts=4,
+    ),
+    Profile(
+        id="reviewer",
+        name="Reviewer",
+        kind="internal",
+        tools_allowed=("workspace__list", "workspace__read", "workspace__search"),
+        max_attempts=1,
+    ),
     Profile(id="claude", name="Claude Code", kind="claude_code", concurrency=2),
     Profile(id="codex", name="Codex", kind="codex", concurrency=2),
     Profile(id="openclaw", name="OpenClaw", kind="openclaw", concurrency=2),

@@ -145,6 +145,30 @@ def instantiate(routine: Routine, args: Mapping[str, str]) -> tuple[str, list[Ta
     return fill(routine.goal), tasks
 
 
+WRITE_REVIEW_REVISE = Routine(
+    name="write-review-revise",
+    goal="Write {{piece}}, reviewed until the reviewer approves",
+    tasks=(
+        TaskSpec(
+            id="write",
+            title="Write {{piece}}",
+            objective=(
+                "Write {{piece}}. Answer with the whole text. When a reviewer sends comments, "
+                "revise the text to answer every one, and answer with the whole revised text."
+            ),
+            profile="writer",
+            success_criteria="review by reviewer: {{review_for}}",
+        ),
+    ),
+    parameters={"piece": "the text", "review_for": "clear, correct and complete"},
+)
+"""Two agents in a loop: a writer drafts, a reviewer approves or sends comments back, the writer
+revises in the same session; up to the writer's attempts (its rounds), every draft and comment
+kept as envelopes. Built in: a workspace file of the same name takes its place."""
+
+BUILTIN_ROUTINES: Mapping[str, Routine] = {WRITE_REVIEW_REVISE.name: WRITE_REVIEW_REVISE}
+
+
 def routine_path(workspace: Path, name: str) -> Path:
     return workspace / ROUTINES_DIR / f"{check_name(name)}.json"
 
@@ -170,6 +194,8 @@ def load(workspace: Path, name: str) -> Routine:
             raise RoutineError(f"routine {name!r} is larger than {MAX_ROUTINE_BYTES:,} bytes")
         data: object = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        if name in BUILTIN_ROUTINES:
+            return BUILTIN_ROUTINES[name]
         raise RoutineError(f"no routine named {name!r} in {ROUTINES_DIR}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RoutineError(f"routine {name!r} is not valid JSON: {exc}") from exc
@@ -218,6 +244,10 @@ def routine_files(workspace: Path) -> list[tuple[Path, Routine | RoutineError]]:
             found.append((path, load(workspace, path.stem)))
         except RoutineError as exc:
             found.append((path, exc))
+    saved = {path.stem for path, _ in found}
+    for name, routine in BUILTIN_ROUTINES.items():
+        if name not in saved:  # where it would be saved once approved or edited
+            found.append((routine_path(workspace, name), routine))
     return found
 
 

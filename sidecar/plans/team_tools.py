@@ -23,11 +23,11 @@ from sidecar.plans.records import full_result
 from sidecar.store import Store, TaskRecord
 from sidecar.turn.state import ChatEntry, ToolCallEntry
 
-TEAM_STATUS = "atrium__team_status"
-TASK_RESULT = "atrium__task_result"
-TASK_MESSAGE = "atrium__task_message"
-TASK_CANCEL = "atrium__task_cancel"
-TEAM_TOOLS = frozenset({TEAM_STATUS, TASK_RESULT, TASK_MESSAGE, TASK_CANCEL})
+TEAM_STATUS_TOOL = "atrium__team_status"
+TASK_RESULT_TOOL = "atrium__task_result"
+TASK_MESSAGE_TOOL = "atrium__task_message"
+TASK_CANCEL_TOOL = "atrium__task_cancel"
+TEAM_TOOLS = frozenset({TEAM_STATUS_TOOL, TASK_RESULT_TOOL, TASK_MESSAGE_TOOL, TASK_CANCEL_TOOL})
 
 PAGE = 8000
 """Characters of a task's result per page of `atrium__task_result`."""
@@ -41,13 +41,13 @@ def team_specs() -> list[ToolSpec]:
     """The team tools as the model sees them."""
     return [
         ToolSpec(
-            TEAM_STATUS,
+            TEAM_STATUS_TOOL,
             "The plans you handed off in this conversation and their tasks: status, what each "
             "is doing, and the start of each result. Pass plan_id for one plan.",
             {"type": "object", "properties": {"plan_id": _ID}},
         ),
         ToolSpec(
-            TASK_RESULT,
+            TASK_RESULT_TOOL,
             f"A task's full result, {PAGE} characters per page from `offset`; the answer says "
             "where the next page starts.",
             {
@@ -62,7 +62,7 @@ def team_specs() -> list[ToolSpec]:
             },
         ),
         ToolSpec(
-            TASK_MESSAGE,
+            TASK_MESSAGE_TOOL,
             "Tell a running task something (a correction, a new detail): a subagent reads it "
             "before its next step.",
             {
@@ -72,7 +72,7 @@ def team_specs() -> list[ToolSpec]:
             },
         ),
         ToolSpec(
-            TASK_CANCEL,
+            TASK_CANCEL_TOOL,
             "Cancel one task of a plan you handed off, or the whole plan (no task_id). "
             "Finished tasks keep their results.",
             {
@@ -123,7 +123,7 @@ def _required(arguments: dict[str, Any], name: str) -> str:
 def _plan_of(store: Store, thread_id: str, plan_id: str) -> None:
     plan = store.get_plan(plan_id)
     if plan is None or plan.thread_id != thread_id:
-        raise _Refused(f"no plan {plan_id!r} in this conversation (see {TEAM_STATUS})")
+        raise _Refused(f"no plan {plan_id!r} in this conversation (see {TEAM_STATUS_TOOL})")
 
 
 def _task(store: Store, thread_id: str, arguments: dict[str, Any]) -> TaskRecord:
@@ -186,9 +186,9 @@ def _message(deps: PlanDeps, thread_id: str, call: ToolCallEntry, arguments: dic
         raise _Refused(f"task {task.id}'s profile {task.profile!r} is not configured")
     if profile.kind != "internal":
         raise _Refused(
-            f"task {task.id} runs {profile.name}, whose CLI takes no input while it works. "
-            f"To change course, cancel it ({TASK_CANCEL}) and revise the plan (atrium__plan with "
-            f"plan_id={task.plan_id!r}) with a task that includes your message."
+            f"task {task.id} runs {profile.name}, whose CLI takes no input while it works. To "
+            f"change course, cancel it ({TASK_CANCEL_TOOL}) and revise the plan (atrium__plan "
+            f"with plan_id={task.plan_id!r}) with a task that includes your message."
         )
     store.put_envelope(
         f"{call['id']}:message",

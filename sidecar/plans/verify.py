@@ -6,6 +6,12 @@ A task's `success_criteria` take one of two forms:
 - `run: <python source>`: the source (everything after `run:`, any number of lines) runs in the
   sandbox server (`sandbox__run_python`, with its limits); exit code 0 passes, anything else
   fails with the output's tail as the reasons.
+- `review by <profile>: <what to look for>`: a review by another agent (an internal profile,
+  with its own tools and model). The draft and the review travel as envelopes: the writer's
+  draft (`artifact`, replying to the review before it) to the reviewer, the reviewer's verdict
+  and comments (`review`, replying to the draft) back. A rejection is revised in the writer's
+  own session with the comments, until the reviewer approves or the writer's attempts (its
+  rounds) run out; every draft and comment is kept in the outbox.
 - anything else is prose for the verifier: a cheap internal subagent (profile `verifier` when
   the author configured one, else a built-in one with no tools) asked through the same planner
   path as every internal subagent. It answers `PASS` or `FAIL` on its first line, then reasons.
@@ -26,14 +32,16 @@ from sidecar.host.host import ServerUnavailableError
 from sidecar.host.types import UnknownToolError
 from sidecar.plans.attempt import AttemptContext, AttemptReport, AttemptResult
 from sidecar.plans.deps import PlanDeps
+from sidecar.plans.envelope import agent_id
 from sidecar.plans.profiles import Profile
 from sidecar.plans.records import change_task
-from sidecar.store import TaskRecord
+from sidecar.store import Store, TaskRecord
 from sidecar.turn.events import SubagentRelayed, TaskChecked, emit
 from sidecar.turn.questions import Question
 from sidecar.turn.state import SubagentInput
 
 COMMAND_PREFIX = "run:"
+REVIEW = re.compile(r"^review by ([A-Za-z0-9_.-]+)\s*:\s*(.*)$", re.DOTALL | re.IGNORECASE)
 VERIFIER_ID = "verifier"
 SANDBOX_TOOL = "sandbox__run_python"
 VERIFIER = Profile(
@@ -47,7 +55,10 @@ VERIFIER = Profile(
 CHECK_FAILED = "The check of the result failed:"
 _COMMAND_TIMEOUT = 300.0
 _TAIL = 2000
-_VERDICT = re.compile(r"^[\s*_#>`\"']*(PASS|FAIL)\b[\s*_:.\-—]*(.*)$", re.IGNORECASE)
+_VERDICT = re.compile(
+    r"^[\s*_#>`\"']*(PASS|FAIL|APPROVE|REJECT)(?:ED|D)?\b[\s*_:.\-—]*(.*)$", re.IGNORECASE
+)
+_PASSES = frozenset({"PASS", "APPROVE"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +69,8 @@ class Verdict:
 
     def feedback(self) -> str:
         """What the executing agent is told when its result failed the check."""
+        if self.method == "review":
+            return f"{CHECK_FAILED} the reviewer asks for changes:\n{self.reasons}"
         return f"{CHECK_FAILED} {self.reasons}"
 
 
@@ -72,10 +85,15 @@ async def check_result(
     criteria = criteria_of(task)
     if not criteria:
         return None
-    method = "command" if criteria.startswith(COMMAND_PREFIX) else "model"
+    review = REVIEW.match(criteria)
+    method = "command" if criteria.startswith(COMMAND_PREFIX) else "review" if review else "model"
     _emit_check(task, method=method, verdict="running", reasons="", criteria=criteria)
     if method == "command":
         verdict = await _command_check(deps, criteria[len(COMMAND_PREFIX) :].strip())
+    elif review is not None:
+        verdict = await _review(
+            deps, inp, task, result, reviewer_id=review.group(1), looks_for=review.group(2)
+        )
     else:
         verdict = await _model_check(deps, inp, task, result, criteria)
     _emit_check(
@@ -117,6 +135,28 @@ async def _command_check(deps: PlanDeps, code: str) -> Verdict:
     return Verdict(False, f"{head}: {tail.strip()}" if tail.strip() else head, "command")
 
 
+async def _review(
+    deps: PlanDeps,
+    inp: SubagentInput,
+    task: TaskRecord,
+    result: AttemptResult,
+    *,
+    reviewer_id: str,
+    looks_for: str,
+) -> Verdict:
+    """One round of review: the draft goes to the reviewer, its verdict comes back."""
+    reviewer = deps.profiles().get(reviewer_id)
+    if reviewer is None or reviewer.kind != "internal":
+        why = "is not configured" if reviewer is None else "is not an internal agent"
+        return Verdict(False, f"the reviewer profile {reviewer_id!r} {why}", "review")
+    draft = post_draft(deps.store, inp["thread_id"], task, result.summary)
+    prompt = reviewer_prompt(task, result, looks_for)
+    answer = await _ask_checker(deps, inp, task, reviewer, prompt=prompt, role="review")
+    verdict = answer if answer.method != "model" else replace(answer, method="review")
+    post_review(deps.store, inp["thread_id"], task, verdict, reply_to=draft)
+    return verdict
+
+
 async def _model_check(
     deps: PlanDeps,
     inp: SubagentInput,
@@ -124,16 +164,30 @@ async def _model_check(
     result: AttemptResult,
     criteria: str,
 ) -> Verdict:
-    from sidecar.plans.internal import internal_attempt
-
     profile = deps.profiles().get(VERIFIER_ID) or VERIFIER
     if profile.kind != "internal":
         profile = VERIFIER
+    prompt = verifier_prompt(task, result, criteria)
+    return await _ask_checker(deps, inp, task, profile, prompt=prompt, role="check")
+
+
+async def _ask_checker(
+    deps: PlanDeps,
+    inp: SubagentInput,
+    task: TaskRecord,
+    profile: Profile,
+    *,
+    prompt: str,
+    role: str,
+) -> Verdict:
+    """Run a checking agent (the verifier, or a reviewer) on `prompt` and read its verdict."""
+    from sidecar.plans.internal import internal_attempt
+
     check_task = replace(
         task,
-        id=f"{task.id}.check{task.attempt}",
-        title=f"Check the result of {task.id}",
-        objective=verifier_prompt(task, result, criteria),
+        id=f"{task.id}.{role}{task.attempt}",
+        title=f"{role.capitalize()} the result of {task.id}",
+        objective=prompt,
         depends_on=(),
         success_criteria="",
         sub_thread_id=None,
@@ -199,8 +253,74 @@ def verifier_prompt(task: TaskRecord, result: AttemptResult, criteria: str) -> s
     return "\n".join(lines)
 
 
+def reviewer_prompt(task: TaskRecord, result: AttemptResult, looks_for: str) -> str:
+    lines = [
+        "Review a draft another agent wrote, as its reviewer.",
+        "",
+        f"Title: {task.title}",
+        f"What the draft must do: {task.objective}",
+        f"What you look for: {looks_for or 'that it does what it must, clearly and correctly'}",
+        f"Round: {task.attempt}",
+        "",
+        "The draft:",
+        result.summary or "(no draft text)",
+    ]
+    if result.artifacts:
+        lines += ["", "Files it changed: " + ", ".join(result.artifacts)]
+    lines += [
+        "",
+        "Answer APPROVE on the first line if it is ready, else REJECT; then your comments, one "
+        "per line, each saying what to change.",
+    ]
+    return "\n".join(lines)
+
+
+def _reviewer(thread_id: str, task: TaskRecord) -> str:
+    return f"{agent_id(thread_id, task.id)}/reviewer"
+
+
+def post_draft(store: Store, thread_id: str, task: TaskRecord, text: str) -> str:
+    """The writer's draft of this round, to the reviewer (replying to the last review)."""
+    draft = f"{task.plan_id}:{task.id}:draft:{task.attempt}"
+    previous = f"{task.plan_id}:{task.id}:review:{task.attempt - 1}"
+    store.put_envelope(
+        draft,
+        thread_id,
+        sender=agent_id(thread_id, task.id),
+        receiver=_reviewer(thread_id, task),
+        kind="artifact",
+        payload={"round": task.attempt, "text": text},
+        plan_id=task.plan_id,
+        task_id=task.id,
+        reply_to=previous if task.attempt > 1 and store.has_envelope(previous) else None,
+    )
+    return draft
+
+
+def post_review(
+    store: Store, thread_id: str, task: TaskRecord, verdict: Verdict, *, reply_to: str
+) -> None:
+    """The reviewer's verdict and comments on this round's draft, back to the writer."""
+    store.put_envelope(
+        f"{task.plan_id}:{task.id}:review:{task.attempt}",
+        thread_id,
+        sender=_reviewer(thread_id, task),
+        receiver=agent_id(thread_id, task.id),
+        kind="review",
+        payload={
+            "round": task.attempt,
+            "verdict": "approve" if verdict.passed else "reject",
+            "comments": verdict.reasons,
+        },
+        plan_id=task.plan_id,
+        task_id=task.id,
+        reply_to=reply_to,
+    )
+
+
 def parse_verdict(answer: str) -> Verdict:
-    """A verifier's answer: PASS or FAIL on its first non-empty line, reasons after it."""
+    """A checker's answer: PASS or FAIL (a reviewer's APPROVE or REJECT) on its first
+    non-empty line, reasons after it."""
     lines = [line for line in answer.strip().splitlines() if line.strip()]
     if not lines:
         return Verdict(False, "the verifier gave an empty answer", "model")
@@ -210,7 +330,7 @@ def parse_verdict(answer: str) -> Verdict:
             False, f"the verifier answered neither PASS nor FAIL: {answer.strip()[:_TAIL]}", "model"
         )
     reasons = "\n".join([match.group(2).strip(), *lines[1:]]).strip()
-    passed = match.group(1).upper() == "PASS"
+    passed = match.group(1).upper() in _PASSES
     if not reasons:
         reasons = "the result meets the criteria" if passed else "no reason given"
     return Verdict(passed, reasons[:_TAIL], "model")

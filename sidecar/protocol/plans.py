@@ -11,7 +11,7 @@ run events, and `plan/get` returns the whole tree (thread → plans → tasks) a
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from pydantic import Field
 
@@ -162,6 +162,27 @@ class TaskRef(WireModel):
     plan_id: str | None = Field(default=None, description="None: the thread's newest plan.")
 
 
+class EnvelopeInfo(WireModel):
+    """A message between agents of a plan: a task's result (`final`, `error`), a draft
+    (`artifact`) and its review (`review`, with a verdict), the main agent's message to a task
+    (`message`), a handoff to another profile (`handoff`). `reply_to` names the envelope it
+    answers."""
+
+    id: str
+    sender: str
+    receiver: str
+    kind: str
+    payload: dict[str, Any]
+    artifacts: tuple[str, ...] = ()
+    reply_to: str | None = None
+    created_at: float
+    acked_at: float | None = None
+
+
+class TaskEnvelopesResult(WireModel):
+    envelopes: tuple[EnvelopeInfo, ...] = Field(description="Oldest first.")
+
+
 class TaskRetryResult(WireModel):
     run_id: str | None = Field(
         description="The run that continues the plan, or None when the plan's run is still "
@@ -174,6 +195,7 @@ PROFILE_SET = "profile/set"
 PLAN_GET = "plan/get"
 TASK_CANCEL = "task/cancel"
 TASK_RETRY = "task/retry"
+TASK_ENVELOPES = "task/envelopes"
 
 PLAN_METHODS: dict[str, MethodSpec] = {
     PROFILE_LIST: MethodSpec(CoordEmpty, ProfileListResult, "Subagent profiles."),
@@ -181,4 +203,7 @@ PLAN_METHODS: dict[str, MethodSpec] = {
     PLAN_GET: MethodSpec(PlanGetParams, PlanGetResult, "The thread's plans and tasks."),
     TASK_CANCEL: MethodSpec(TaskRef, CoordEmpty, "Stop a running task (its dependents skip)."),
     TASK_RETRY: MethodSpec(TaskRef, TaskRetryResult, "Run a failed or cancelled task again."),
+    TASK_ENVELOPES: MethodSpec(
+        TaskRef, TaskEnvelopesResult, "What the task's agents sent and were sent, whole."
+    ),
 }

@@ -98,6 +98,10 @@ class OutboxRepo(Repository):
         ).fetchall()
         return [_outbox(r) for r in rows]
 
+    def has_envelope(self, envelope_id: str) -> bool:
+        row = self.conn.execute("SELECT 1 FROM outbox WHERE id = ?", (envelope_id,)).fetchone()
+        return row is not None
+
     def envelopes_of_task(self, plan_id: str, task_id: str) -> list[OutboxRecord]:
         """Every envelope a task sent or was sent, oldest first."""
         rows = self.conn.execute(

@@ -1,6 +1,8 @@
 """The real OpenClaw behind the review gate, through the real sidecar, offline: a delegated task
 writes a file with OpenClaw's own `write` tool in the isolated copy it is given; the file arrives
-as a changeset and the workspace stays unchanged until the author accepts it.
+as a changeset and the workspace stays unchanged until the author accepts it. The task runs in
+the background of the thread: the turn that delegates ends at once, the questions are the
+background plan run's, and the plan's report comes back as an announcement a turn takes by itself.
 
 OpenClaw's model is the scripted Chat Completions server on 127.0.0.1, reached through Atrium's
 model settings (the profile's model, `ATRIUM_MODEL_API_BASE`, `ATRIUM_MODEL_API_KEY`).
@@ -26,6 +28,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(INSTALL_T
 
 KEY = "sk-scripted-not-a-real-key"
 WITHIN_S = 400.0
+ANNOUNCED = "[Background plan "
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +72,33 @@ async def _answer(agent: Sidecar, thread_id: str, asked: InterruptInfo, value: d
     return await agent.call("run/resume", params)
 
 
+def _finished(events: list[RunEventParams], run_id: str) -> bool:
+    return any(e.run_id == run_id and e.event.type == "run_finished" for e in events)
+
+
+async def _announced(agent: Sidecar, thread_id: str, plan_id: str) -> str:
+    """The plan's background run ends by itself (`run_finished`), and its report comes back
+    once, as the announcement a turn nobody started takes. Returns the announcement."""
+    events = await agent.plan_to_end(thread_id, within=WITHIN_S)
+    assert (events[0].event.type, events[-1].event.type) == ("run_started", "run_finished")
+    since = next(i for i, e in enumerate(agent.events) if e.run_id == events[0].run_id)
+
+    def new_turns() -> list[str]:
+        return [
+            e.run_id
+            for e in agent.events[since:]
+            if e.thread_id == thread_id and not e.background and e.event.type == "run_started"
+        ]
+
+    await agent.wait_for(lambda evs: any(_finished(evs, r) for r in new_turns()), WITHIN_S)
+    assert len(new_turns()) == 1
+    messages = (await agent.call("thread/get", {"thread_id": thread_id}))["messages"]
+    [announcement] = [m for m in messages if str(m["content"] or "").startswith(ANNOUNCED)]
+    assert announcement["role"] == "user"
+    assert announcement["content"].startswith(f"{ANNOUNCED}{plan_id} ended: completed]\n")
+    return str(announcement["content"])
+
+
 async def test_an_openclaw_write_arrives_as_a_changeset_and_lands_only_once_accepted(
     openclaw: OpenClawInstall,
     model: ScriptedModelServer,
@@ -95,20 +125,33 @@ async def test_an_openclaw_write_arrives_as_a_changeset_and_lands_only_once_acce
 
         delegation = await _wait_asked(agent, "approval")
         assert delegation.arguments["agent"] == "OpenClaw"  # type: ignore[union-attr]
+        # The turn ended at once; the question is the background plan run's.
+        events = await agent.run_to_end(run["run_id"], within=WITHIN_S)
+        assert event_types(events)[-1] == "run_finished"
+        [started] = [e.event for e in events if e.event.type == "tool_result"]
+        plan = (await agent.call("plan/get", {"thread_id": thread["id"]}))["plans"][-1]
+        assert plan["status"] == "running"
+        assert started.content.startswith(f"Plan {plan['id']} is running in the background")  # type: ignore[union-attr]
+        [plan_run] = agent.background_runs(thread["id"])
+        assert delegation.run_id == plan_run
         await _answer(agent, thread["id"], delegation, {"decision": "allow_once"})
 
         review = await _wait_asked(agent, "changeset")
+        assert review.run_id == plan_run
         files = {f.path: f for f in review.files}  # type: ignore[union-attr]
         assert {p: f.status for p, f in files.items()} == {"chapter.md": "added"}
         assert "+# One\n" in files["chapter.md"].diff
         assert _files(workspace) == before  # OpenClaw wrote; the workspace did not change
         await _answer(agent, thread["id"], review, {"accepted": ["chapter.md"]})
-        events = await agent.run_to_end(run["run_id"], within=WITHIN_S)
-        assert event_types(events)[-1] == "run_finished"
+        announcement = await _announced(agent, thread["id"], plan["id"])
+        [task] = (await agent.call("plan/get", {"thread_id": thread["id"]}))["plans"][-1]["tasks"]
     finally:
         await agent.kill()
 
     assert _files(workspace) == {**before, "chapter.md": "# One\n"}
+    assert task["status"] == "succeeded"
+    assert "Applied to the workspace: chapter.md." in task["summary"]
+    assert "Applied to the workspace: chapter.md." in announcement
     [first, _] = model.generation_requests
     assert first.body["model"] == "scripted"
     assert first.headers["authorization"] == f"Bearer {KEY}"

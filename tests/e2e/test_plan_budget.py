@@ -1,6 +1,11 @@
 """A plan's token budget through the real sidecar with a scripted model on 127.0.0.1: at 100%
 the running task stops at its next step and the author is asked to raise the budget or stop;
-spent and remaining are on the plan; a bad budget is refused before anything is stored."""
+spent and remaining are on the plan; a bad budget is refused before anything is stored.
+
+The approved plan runs in the background of its thread: the turn that approved it ends at once,
+the tasks' budget events and questions come on the plan's background run (answered with
+`run/resume`, whose reply names that run), and the plan's end is announced into the thread as a
+turn of the main agent that starts by itself."""
 
 from __future__ import annotations
 
@@ -19,6 +24,56 @@ pytestmark = pytest.mark.anyio
 
 __all__ = ["agent", "model"]  # the fixtures, shared with the subagent tests
 
+ANNOUNCED = "[Background plan"
+
+
+def _users(request: RecordedRequest) -> list[str]:
+    return [str(m["content"]) for m in request.body["messages"] if m["role"] == "user"]
+
+
+def _is_task(request: RecordedRequest) -> bool:
+    """A subagent's request: its first user message is its task."""
+    users = _users(request)
+    return bool(users) and "Task: " in users[0]
+
+
+def _task_requests(model: ScriptedModelServer) -> list[RecordedRequest]:
+    return [r for r in model.generation_requests if _is_task(r)]
+
+
+def _announced(model: ScriptedModelServer) -> list[str]:
+    """The announcements the main agent was asked about (its request's newest message)."""
+    return [
+        users[-1]
+        for r in model.generation_requests
+        if not _is_task(r) and (users := _users(r)) and ANNOUNCED in users[-1]
+    ]
+
+
+def _budget_events(events: list[RunEventParams]) -> list[dict[str, Any]]:
+    return [e.event.model_dump() for e in events if e.event.type == "budget"]
+
+
+async def _announcement(agent: Sidecar, thread_id: str, plan_run: str) -> list[RunEventParams]:
+    """The turn the end of the background run `plan_run` starts by itself (the thread's first
+    turn to start after that run finished): waits for it to end, returns its events."""
+
+    def turn() -> str | None:
+        ends = [
+            n
+            for n, e in enumerate(agent.events)
+            if e.run_id == plan_run and e.event.type == "run_finished"
+        ]
+        for e in agent.events[ends[0] + 1 :] if ends else []:
+            if e.thread_id == thread_id and not e.background and e.event.type == "run_started":
+                return e.run_id
+        return None
+
+    await agent.wait_for(lambda _evs: turn() is not None, within=120)
+    run_id = turn()
+    assert run_id is not None
+    return await agent.run_to_end(run_id, within=120)
+
 
 def _questions(events: list[RunEventParams]) -> list[Any]:
     return [
@@ -33,7 +88,9 @@ def _plan_updates(events: list[RunEventParams]) -> list[dict[str, Any]]:
 
 
 async def _approved_plan(agent: Sidecar, plan: dict[str, Any]) -> tuple[str, str]:
-    """Start `/plan` on a new thread and approve it; returns (thread id, the resumed run)."""
+    """Start `/plan` on a new thread and approve it; returns (thread id, the id of the
+    background run the plan then runs under). The approving turn ends at once: its call's
+    result says the plan runs in the background."""
     thread = await agent.call("thread/create", {})
     run = await agent.call(
         "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
@@ -44,7 +101,14 @@ async def _approved_plan(agent: Sidecar, plan: dict[str, Any]) -> tuple[str, str
         "run/resume",
         {"thread_id": thread["id"], "interrupt_id": pending.id, "value": {"decision": "approve"}},
     )
-    return thread["id"], resumed["run_id"]
+    turn = await agent.run_to_end(resumed["run_id"])
+    assert event_types(turn)[-1] == "run_finished"
+    [started] = [e.event for e in turn if e.event.type == "tool_result"]
+    assert "is running in the background" in started.content  # type: ignore[union-attr]
+    await agent.wait_for(lambda _evs: bool(agent.background_runs(thread["id"])))
+    [plan_run] = agent.background_runs(thread["id"])
+    assert plan_run != resumed["run_id"]
+    return thread["id"], plan_run
 
 
 async def _plan(agent: Sidecar, thread_id: str) -> dict[str, Any]:
@@ -56,10 +120,14 @@ async def test_a_spent_budget_stops_the_plan_and_asks_the_author_who_stops_it(
 ):
     model.push(*[_answers] * 2)
     plan = {"goal": "frugal", "budget_tokens": 1, "tasks": [_task("a"), _task("b", ("a",))]}
-    thread_id, run_id = await _approved_plan(agent, plan)
+    thread_id, plan_run = await _approved_plan(agent, plan)
     await agent.wait_for(lambda evs: bool(_questions(evs)), within=120)
-    [question] = _questions(agent.events)
+    [asked] = [e for e in agent.events if _questions([e])]
+    # A live question of the plan's background run: the turn that approved it has ended.
+    assert (asked.run_id, asked.background) == (plan_run, True)
+    [question] = _questions([asked])
     assert question.title == "[Task a] Plan budget spent"
+    assert question.run_id == plan_run and question.live is True
     waiting = await _plan(agent, thread_id)
     # The offer doubles what was spent so far.
     offer = 2 * waiting["spent_tokens"]
@@ -68,11 +136,12 @@ async def test_a_spent_budget_stops_the_plan_and_asks_the_author_who_stops_it(
     assert waiting["spent_tokens"] > 1 and waiting["budget_warned"] is True
     assert waiting["tasks"][0]["status"] == "waiting"
     assert len(model.generation_requests) == 1  # stopped at its next step, nothing more asked
-    await agent.call(
+    resumed = await agent.call(
         "run/resume",
         {"thread_id": thread_id, "interrupt_id": question.id, "value": {"answer": "Stop the plan"}},
     )
-    events = await agent.run_to_end(run_id, within=120)
+    assert resumed["run_id"] == plan_run  # answered in place, in the plan's run
+    events = await agent.plan_to_end(thread_id, within=120)
     assert event_types(events)[-1] == "run_finished"
     ended = await _plan(agent, thread_id)
     tasks = {t["id"]: t for t in ended["tasks"]}
@@ -80,9 +149,19 @@ async def test_a_spent_budget_stops_the_plan_and_asks_the_author_who_stops_it(
     assert tasks["a"]["status"] == "cancelled"
     assert tasks["a"]["error"].startswith("stopped: the plan's token budget is spent (")
     assert tasks["b"]["status"] == "cancelled"
-    assert len(model.generation_requests) == 1
-    # The run tree saw the warning and the spending as they happened.
-    assert any(p["budget_warned"] for p in _plan_updates(agent.events))
+    # The plan run saw the warning, the spending and the stop as they happened.
+    assert [(b["scope"], b["state"]) for b in _budget_events(events)] == [
+        ("plan", "warned"),
+        ("plan", "spent"),
+        ("plan", "stopped"),
+    ]
+    assert any(p["budget_warned"] for p in _plan_updates(events))
+    # Its end is announced by itself: the main agent's one request; b never ran.
+    await _announcement(agent, thread_id, plan_run)
+    assert [_task_of(r) for r in _task_requests(model)] == ["a"]
+    [announced] = _announced(model)
+    assert f"[Background plan {ended['id']} ended: aborted]" in announced
+    assert len(model.generation_requests) == 2
 
 
 async def test_a_raised_budget_lets_the_stopped_task_go_on_and_finish(
@@ -90,14 +169,16 @@ async def test_a_raised_budget_lets_the_stopped_task_go_on_and_finish(
 ):
     model.push(*[_answers] * 3)
     plan = {"goal": "raised", "budget_tokens": 1, "tasks": [_task("a")]}
-    thread_id, run_id = await _approved_plan(agent, plan)
+    thread_id, plan_run = await _approved_plan(agent, plan)
     await agent.wait_for(lambda evs: bool(_questions(evs)), within=120)
     [question] = _questions(agent.events)
-    await agent.call(
+    assert question.run_id == plan_run
+    resumed = await agent.call(
         "run/resume",
         {"thread_id": thread_id, "interrupt_id": question.id, "value": {"answer": "1,000,000"}},
     )
-    events = await agent.run_to_end(run_id, within=120)
+    assert resumed["run_id"] == plan_run
+    events = await agent.plan_to_end(thread_id, within=120)
     assert event_types(events)[-1] == "run_finished"
     done = await _plan(agent, thread_id)
     [task] = done["tasks"]
@@ -105,6 +186,11 @@ async def test_a_raised_budget_lets_the_stopped_task_go_on_and_finish(
     assert done["budget_tokens"] == 1_000_000
     assert done["remaining_tokens"] == 1_000_000 - done["spent_tokens"]
     assert done["budget_warned"] is False  # the warning is given again for the new limit only
+    assert [b["state"] for b in _budget_events(events)] == ["warned", "spent", "raised"]
+    await _announcement(agent, thread_id, plan_run)
+    assert {_task_of(r) for r in _task_requests(model)} == {"a"}
+    [announced] = _announced(model)
+    assert f"[Background plan {done['id']} ended: completed]" in announced
 
 
 async def test_at_80_percent_an_optional_task_not_yet_started_is_cut_and_the_rest_runs(
@@ -124,18 +210,23 @@ async def test_at_80_percent_an_optional_task_not_yet_started_is_cut_and_the_res
         "budget_tokens": 1000,
         "tasks": [_task("a"), optional, _task("c", ("b",))],
     }
-    thread_id, run_id = await _approved_plan(agent, plan)
-    events = await agent.run_to_end(run_id, within=120)
+    thread_id, plan_run = await _approved_plan(agent, plan)
+    events = await agent.plan_to_end(thread_id, within=120)
 
     assert event_types(events)[-1] == "run_finished"
-    assert _questions(events) == []  # 80% cuts; it does not ask
+    assert _questions(agent.events) == []  # 80% cuts; it does not ask
+    assert [(b["scope"], b["state"]) for b in _budget_events(events)] == [("plan", "warned")]
     done = await _plan(agent, thread_id)
     tasks = {t["id"]: t for t in done["tasks"]}
     assert [tasks[t]["status"] for t in "abc"] == ["succeeded", "skipped", "succeeded"]
     assert tasks["b"]["optional"] is True and tasks["a"]["optional"] is False
     assert tasks["b"]["error"].startswith("cut: the plan's token budget is 80% spent")
-    assert sorted(_task_of(r) for r in model.generation_requests) == ["a", "c"]
     assert done["status"] == "completed" and done["budget_warned"] is True
+    await _announcement(agent, thread_id, plan_run)
+    assert sorted(_task_of(r) for r in _task_requests(model)) == ["a", "c"]
+    [announced] = _announced(model)
+    assert f"[Background plan {done['id']} ended: completed]" in announced
+    assert len(model.generation_requests) == 3  # a, c and the announcement: b never ran
 
 
 @pytest.mark.parametrize("optional", ["yes", 1, None])

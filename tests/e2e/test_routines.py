@@ -1,6 +1,10 @@
 """Routines through the real sidecar and a scripted model: a completed plan saved with a
 parameter runs again with a new value, without a planning call and without asking for plan
-approval; edited, it asks once more; a broken routine says why."""
+approval; edited, it asks once more; a broken routine says why.
+
+A plan runs in the background of its thread: the turn that starts it (or approves it) ends at
+once, the tasks run under the thread's background run, and the plan's end is announced as a
+turn of the main agent that starts by itself (its one model request)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import RpcFailure, Sidecar, event_types
+from tests.e2e.test_plan_budget import _announcement, _is_task, _users
 from tests.e2e.test_subagents import _plan, agent, model
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
@@ -63,6 +68,14 @@ async def _approve(agent: Sidecar, thread_id: str, events: list[Any]) -> list[An
     return list(await agent.run_to_end(resumed["run_id"], within=120))
 
 
+async def _plan_ran(agent: Sidecar, thread_id: str, skip: int) -> list[Any]:
+    """Wait for the thread's background plan run number `skip` to end and for the turn its
+    end starts by itself (the announcement) to end; returns the plan run's events."""
+    events = await agent.plan_to_end(thread_id, skip=skip, within=120)
+    await _announcement(agent, thread_id, agent.background_runs(thread_id)[skip])
+    return list(events)
+
+
 async def _plan_approved(agent: Sidecar, thread_id: str) -> list[Any]:
     return await _approve(
         agent, thread_id, await _run(agent, thread_id, "/plan " + json.dumps(PLAN))
@@ -78,6 +91,7 @@ async def test_a_saved_routine_runs_again_with_a_new_value_without_planning_or_a
         agent, thread["id"], await _run(agent, thread["id"], "/plan " + json.dumps(PLAN))
     )
     assert event_types(first)[-1] == "run_finished"
+    assert event_types(await _plan_ran(agent, thread["id"], 0))[-1] == "run_finished"
     plan = await _plan(agent, thread["id"])
     assert plan["status"] == "completed"
 
@@ -95,21 +109,30 @@ async def test_a_saved_routine_runs_again_with_a_new_value_without_planning_or_a
 
     assert "interrupt" not in event_types(again)
     assert event_types(again)[-1] == "run_finished"
+    assert not [r for r in model.generation_requests[before:] if not _is_task(r)]
+    ran = await _plan_ran(agent, thread["id"], 1)
+    assert "interrupt" not in event_types(ran)
+    assert event_types(ran)[-1] == "run_finished"
     new_requests = model.generation_requests[before:]
-    assert len(new_requests) == 2  # one per task: the main agent made no planning call
-    assert all("Penzance" in _prompt(r) and "Falmouth" not in _prompt(r) for r in new_requests)
+    task_requests = [r for r in new_requests if _is_task(r)]
+    assert len(task_requests) == 2  # one per task
+    assert all("Penzance" in _prompt(r) and "Falmouth" not in _prompt(r) for r in task_requests)
     latest = await _plan(agent, thread["id"])
     assert latest["goal"] == "Harbour report for Penzance" and latest["status"] == "completed"
+    # The main agent made no planning call: its one request is the announcement of the end.
+    [announcement] = [r for r in new_requests if not _is_task(r)]
+    assert f"[Background plan {latest['id']} ended: completed]" in _users(announcement)[-1]
 
 
 async def test_an_edited_routine_asks_for_approval_once_then_runs_unasked(
     agent: Sidecar, model: ScriptedModelServer, workspace: Path
 ) -> None:
-    model.push(*[_done] * 8)
+    model.push(*[_done] * 9)
     thread = await agent.call("thread/create", {})
     await _approve(
         agent, thread["id"], await _run(agent, thread["id"], "/plan " + json.dumps(PLAN))
     )
+    await _plan_ran(agent, thread["id"], 0)
     plan = await _plan(agent, thread["id"])
     await agent.call(
         "routine/save",
@@ -123,10 +146,19 @@ async def test_an_edited_routine_asks_for_approval_once_then_runs_unasked(
     asked = await _run(agent, thread["id"], "/routine harbour port=Fowey")
     assert "interrupt" in event_types(asked)
     await _approve(agent, thread["id"], asked)
+    fowey = await _plan_ran(agent, thread["id"], 1)
+    assert "interrupt" not in event_types(fowey)
+    edited = await _plan(agent, thread["id"])
+    assert edited["goal"] == "Harbour report for Fowey" and edited["status"] == "completed"
     unasked = await _run(agent, thread["id"], "/routine harbour port=Looe")
 
     assert "interrupt" not in event_types(unasked)
     assert event_types(unasked)[-1] == "run_finished"
+    looe = await _plan_ran(agent, thread["id"], 2)
+    assert "interrupt" not in event_types(looe)
+    assert event_types(looe)[-1] == "run_finished"
+    latest = await _plan(agent, thread["id"])
+    assert latest["goal"] == "Harbour report for Looe" and latest["status"] == "completed"
 
 
 async def test_a_broken_routine_or_a_running_plan_gives_a_clear_answer(

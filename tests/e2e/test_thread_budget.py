@@ -1,7 +1,11 @@
 """A thread's token/cost budget and a plan's cost budget through the real sidecar with a scripted
 model on 127.0.0.1 (`openai/gpt-4o-mini`, priced from LiteLLM's bundled cost map): at 100% the
 author's turn stops before its next planner step and the author is asked; raising it lets the
-turn finish; an autonomous thread stops without asking; a plan's `budget_cost` stops its task."""
+turn finish; an autonomous thread stops without asking; a plan's `budget_cost` stops its task.
+
+A plan runs in the background of its thread: its budget events and questions come on its
+background run, and its end is announced as a turn of the main agent that starts by itself (and
+meets the thread's budget like any turn)."""
 
 from __future__ import annotations
 
@@ -13,7 +17,14 @@ import pytest
 
 from sidecar.protocol import RunEventParams
 from tests.e2e.harness import Sidecar, event_types
-from tests.e2e.test_plan_budget import _approved_plan, _plan, _questions
+from tests.e2e.test_plan_budget import (
+    _announced,
+    _announcement,
+    _approved_plan,
+    _plan,
+    _questions,
+    _task_requests,
+)
 from tests.e2e.test_subagents import _task, agent, model
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
@@ -130,28 +141,37 @@ async def test_a_plans_cost_budget_stops_its_task_once_the_known_cost_reaches_it
     costly = Reply.text(answer_text("done a"), usage={"input_tokens": 1000, "output_tokens": 0})
     model.push(costly)
     plan = {"goal": "priced", "budget_cost": 0.0001, "tasks": [_task("a")]}
-    thread_id, run_id = await _approved_plan(agent, plan)
+    thread_id, plan_run = await _approved_plan(agent, plan)
     await agent.wait_for(lambda evs: bool(_questions(evs)), within=120)
     [question] = _questions(agent.events)
     assert question.title == "[Task a] Plan budget spent"
     assert question.choices == ("Raise the budget to $0.0003", "Stop the plan")
+    assert question.run_id == plan_run  # a live question of the plan's background run
     waiting = await _plan(agent, thread_id)
     assert waiting["budget_cost"] == 0.0001 and waiting["budget_tokens"] is None
     assert waiting["spent_cost"] == pytest.approx(1000 * PRICE_IN)
     assert waiting["remaining_cost"] == 0 and waiting["budget_warned"] is True
     assert waiting["cost_unknown"] is False
 
-    await agent.call(
+    resumed = await agent.call(
         "run/resume",
         {"thread_id": thread_id, "interrupt_id": question.id, "value": {"answer": "Stop the plan"}},
     )
-    events = await agent.run_to_end(run_id, within=120)
+    assert resumed["run_id"] == plan_run
+    events = await agent.plan_to_end(thread_id, within=120)
     assert event_types(events)[-1] == "run_finished"
+    assert [b["state"] for b in _budget_events(events)] == ["warned", "spent", "stopped"]
     ended = await _plan(agent, thread_id)
     [task] = ended["tasks"]
     assert ended["status"] == "aborted" and task["status"] == "cancelled"
     assert task["error"].startswith("stopped: the plan's cost budget is spent (")
     assert len(model.generation_requests) == 1
+    # Its end is announced by itself, the main agent's one request.
+    await _announcement(agent, thread_id, plan_run)
+    assert len(_task_requests(model)) == 1
+    [announced] = _announced(model)
+    assert f"[Background plan {ended['id']} ended: aborted]" in announced
+    assert len(model.generation_requests) == 2
 
 
 async def test_a_plans_tasks_charge_the_thread_budget_and_stop_on_it(
@@ -166,12 +186,33 @@ async def test_a_plans_tasks_charge_the_thread_budget_and_stop_on_it(
     run = await agent.call(
         "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
     )
-    await agent.run_to_end(run["run_id"], within=120)
+    turn = await agent.run_to_end(run["run_id"], within=120)
+    assert event_types(turn)[-1] == "run_finished"
+    events = await agent.plan_to_end(thread["id"], within=120)
+    assert event_types(events)[-1] == "run_finished"
     ended = await _plan(agent, thread["id"])
     [task] = ended["tasks"]
-    assert task["status"] == "cancelled"
+    assert (ended["status"], task["status"]) == ("aborted", "cancelled")
     assert task["error"].startswith("stopped: the thread's budget is spent (")
+    # The thread's budget events of its task came on the plan's background run.
+    assert [(b["scope"], b["state"]) for b in _budget_events(events)] == [
+        ("thread", "warned"),
+        ("thread", "stopped"),
+    ]
+    # The announcement's turn meets the spent budget before its first step: the autonomous
+    # thread stops it without asking and without a model call.
+    [plan_run] = agent.background_runs(thread["id"])
+    announcement = await _announcement(agent, thread["id"], plan_run)
+    assert [b["state"] for b in _budget_events(announcement)] == ["stopped"]
+    got = await agent.call("thread/get", {"thread_id": thread["id"]})
+    assert got["messages"][-2]["content"].startswith(
+        f"[Background plan {ended['id']} ended: aborted]"
+    )
+    answer = got["messages"][-1]["content"]
+    assert answer.startswith("Stopped: the thread's budget is spent (500 of 400 tokens)")
+    assert "autonomous" in answer
     assert _questions(agent.events) == []
+    assert len(model.generation_requests) == 1  # the task's only
     spent = await agent.call("thread/budget", {"thread_id": thread["id"]})
     assert spent["spent_tokens"] >= 500
 

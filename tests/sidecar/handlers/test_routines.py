@@ -43,6 +43,9 @@ TASKS = [
     },
 ]
 
+BUILT_IN = "write-review-revise"
+"""Shipped with Atrium (no file until approved or edited)."""
+
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
@@ -93,7 +96,11 @@ async def test_a_completed_plan_is_saved_with_its_parameters_and_listed(
         needs_approval=False,
         path=str(path),
     )
-    assert listed == RoutineListResult(routines=(saved,), problems=())
+    assert listed.problems == ()
+    assert [r for r in listed.routines if r.name != BUILT_IN] == [saved]
+    [built_in] = [r for r in listed.routines if r.name == BUILT_IN]
+    assert built_in.path == str(workspace / ".atrium" / "routines" / f"{BUILT_IN}.json")
+    assert built_in.needs_approval
     assert json.loads(path.read_text())["tasks"][1]["objective"] == (
         "Write the {{port}} harbour report."
     )
@@ -132,7 +139,7 @@ async def test_a_broken_routine_file_is_listed_with_its_name_path_and_error(
 
     listed = await call(svc, "routine/list", RoutineEmpty(), RoutineListResult)
 
-    assert listed.routines == (good,)
+    assert [r for r in listed.routines if r.name != BUILT_IN] == [good]
     assert [(p.name, p.path) for p in listed.problems] == [
         ("no-goal", str(folder / "no-goal.json")),
         ("not-json", str(folder / "not-json.json")),
@@ -140,7 +147,7 @@ async def test_a_broken_routine_file_is_listed_with_its_name_path_and_error(
     assert all(p.message for p in listed.problems)
 
 
-async def test_a_workspace_without_routines_lists_none(svc: Services) -> None:
+async def test_a_workspace_without_routines_lists_only_the_built_in_one(svc: Services) -> None:
     listed = await call(svc, "routine/list", RoutineEmpty(), RoutineListResult)
 
-    assert listed == RoutineListResult(routines=(), problems=())
+    assert [r.name for r in listed.routines] == [BUILT_IN] and listed.problems == ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -106,12 +107,25 @@ def test_broken_routine_files_are_listed_as_errors_not_dropped(tmp_path: Path) -
     found = list_routines(tmp_path)
 
     errors = sorted(str(f) for f in found if isinstance(f, RoutineError))
-    assert len(found) == 4 and len(errors) == 3
+    routines = [f.name for f in found if not isinstance(f, RoutineError)]
+    assert len(errors) == 3 and routines == ["harbour-report", "write-review-revise"]
     assert any("not valid JSON" in e for e in errors)
     assert any("needs a goal" in e for e in errors)
     assert any("non-empty string" in e for e in errors)
     with pytest.raises(RoutineError, match="no routine named"):
         load(tmp_path, "missing")
+
+
+def test_the_built_in_routine_loads_until_a_workspace_file_takes_its_place(tmp_path: Path) -> None:
+    built_in = load(tmp_path, "write-review-revise")
+    assert built_in.approved is None and built_in.tasks[0].profile == "writer"
+    assert built_in.tasks[0].success_criteria.startswith("review by reviewer:")
+    edited = replace(built_in, goal="Write {{piece}}, reviewed twice")
+    save(tmp_path, edited)
+    assert load(tmp_path, "write-review-revise").goal == "Write {{piece}}, reviewed twice"
+    assert [r.name for r in list_routines(tmp_path) if not isinstance(r, RoutineError)] == [
+        "write-review-revise"
+    ]
 
 
 def test_composer_arguments_are_parsed_with_quotes() -> None:

@@ -16,10 +16,10 @@ from sidecar.plans.profiles import DEFAULT_PROFILES
 from sidecar.plans.records import post_envelope, task_prompt
 from sidecar.plans.team_tools import (
     PAGE,
-    TASK_CANCEL,
-    TASK_MESSAGE,
-    TASK_RESULT,
-    TEAM_STATUS,
+    TASK_CANCEL_TOOL,
+    TASK_MESSAGE_TOOL,
+    TASK_RESULT_TOOL,
+    TEAM_STATUS_TOOL,
     take_messages,
     team_call,
 )
@@ -59,11 +59,11 @@ def _finish_with(deps: PlanDeps, task_id: str, findings: str) -> None:
 
 
 def test_status_lists_the_threads_plans_and_refuses_another_threads(deps: PlanDeps):
-    outcome = team_call(deps, "parent", _call(TEAM_STATUS))
+    outcome = team_call(deps, "parent", _call(TEAM_STATUS_TOOL))
     assert not outcome.is_error
     assert "Plan p (" in outcome.text and "write [pending] Write (general)" in outcome.text
     deps.store.create_thread("other", thread_id="other")
-    refused = team_call(deps, "other", _call(TEAM_STATUS, plan_id="p"))
+    refused = team_call(deps, "other", _call(TEAM_STATUS_TOOL, plan_id="p"))
     assert refused.is_error and "no plan 'p'" in refused.text
 
 
@@ -73,7 +73,7 @@ def test_a_long_result_comes_whole_page_by_page(deps: PlanDeps):
     offset = 0
     while True:
         outcome = team_call(
-            deps, "parent", _call(TASK_RESULT, plan_id="p", task_id="write", offset=offset)
+            deps, "parent", _call(TASK_RESULT_TOOL, plan_id="p", task_id="write", offset=offset)
         )
         assert not outcome.is_error
         page, _, tail = outcome.text.rpartition("\n")
@@ -97,7 +97,7 @@ def test_a_message_reaches_a_running_subagent_once_before_its_next_step(deps: Pl
     sent = team_call(
         deps,
         "parent",
-        _call(TASK_MESSAGE, plan_id="p", task_id="write", text="Use British spelling."),
+        _call(TASK_MESSAGE_TOOL, plan_id="p", task_id="write", text="Use British spelling."),
     )
     assert not sent.is_error
     [envelope] = deps.store.envelopes_for(agent_id("parent", "write"))
@@ -113,25 +113,27 @@ def test_a_strong_agent_cannot_be_messaged_mid_run_and_is_told_the_way_on(deps: 
     task = _task(deps, "code")
     deps.store.update_task("p", "code", task.version, status="running")
     refused = team_call(
-        deps, "parent", _call(TASK_MESSAGE, plan_id="p", task_id="code", text="Stop.")
+        deps, "parent", _call(TASK_MESSAGE_TOOL, plan_id="p", task_id="code", text="Stop.")
     )
     assert refused.is_error
-    assert TASK_CANCEL in refused.text and "plan_id='p'" in refused.text
+    assert TASK_CANCEL_TOOL in refused.text and "plan_id='p'" in refused.text
     assert deps.store.envelopes_for(agent_id("parent", "code")) == []
 
 
 def test_cancelling_a_waiting_task_and_then_the_plan(deps: PlanDeps):
-    outcome = team_call(deps, "parent", _call(TASK_CANCEL, plan_id="p", task_id="check"))
+    outcome = team_call(deps, "parent", _call(TASK_CANCEL_TOOL, plan_id="p", task_id="check"))
     assert not outcome.is_error
     assert deps.coordinator.take_cancel("p", "check")
-    outcome = team_call(deps, "parent", _call(TASK_CANCEL, plan_id="p"))
+    outcome = team_call(deps, "parent", _call(TASK_CANCEL_TOOL, plan_id="p"))
     assert not outcome.is_error and deps.coordinator.aborted("p")
 
 
 def test_bad_arguments_are_refused_in_words(deps: PlanDeps):
-    missing = team_call(deps, "parent", _call(TASK_RESULT, plan_id="p"))
+    missing = team_call(deps, "parent", _call(TASK_RESULT_TOOL, plan_id="p"))
     assert missing.is_error and "task_id is required" in missing.text
-    bad = team_call(deps, "parent", _call(TASK_RESULT, plan_id="p", task_id="write", offset=-1))
+    bad = team_call(
+        deps, "parent", _call(TASK_RESULT_TOOL, plan_id="p", task_id="write", offset=-1)
+    )
     assert bad.is_error and "offset" in bad.text
-    unknown = team_call(deps, "parent", _call(TASK_RESULT, plan_id="p", task_id="nope"))
+    unknown = team_call(deps, "parent", _call(TASK_RESULT_TOOL, plan_id="p", task_id="nope"))
     assert unknown.is_error and "no task 'nope'" in unknown.text

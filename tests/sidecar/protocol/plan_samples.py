@@ -6,6 +6,7 @@ from __future__ import annotations
 from sidecar.protocol import (
     AutonomousParams,
     CoordEmpty,
+    EnvelopeInfo,
     EscalationInterrupt,
     EscalationValue,
     InterruptClosed,
@@ -22,6 +23,7 @@ from sidecar.protocol import (
     ProfileSetParams,
     RunEventBody,
     SubagentEvent,
+    TaskEnvelopesResult,
     TaskInfo,
     TaskRef,
     TaskRetryResult,
@@ -116,6 +118,19 @@ PLAN_SAMPLES: dict[type[WireModel], WireModel] = {
     PlanGetResult: PlanGetResult(thread_id="t-1", autonomous=True, plans=(PLAN,)),
     TaskRef: TaskRef(thread_id="t-1", task_id="draft", plan_id="plan-1"),
     TaskRetryResult: TaskRetryResult(run_id=None),
+    TaskEnvelopesResult: TaskEnvelopesResult(
+        envelopes=(
+            EnvelopeInfo(
+                id="plan-1:draft:review:1",
+                sender="thread/t-1/task/draft/reviewer",
+                receiver="thread/t-1/task/draft",
+                kind="review",
+                payload={"round": 1, "verdict": "reject", "comments": "Name the bridge."},
+                reply_to="plan-1:draft:draft:1",
+                created_at=1.0,
+            ),
+        )
+    ),
     AutonomousParams: AutonomousParams(thread_id="t-1", autonomous=True),
 }
 
