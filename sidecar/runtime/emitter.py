@@ -38,6 +38,9 @@ TOKEN_MAX_CHARS = 16 * 1024
 # would make a turn's storage grow with its length for nothing.
 # A subagent's own events are in its sub-thread's conversation already.
 _EPHEMERAL = frozenset({"token", "tool_progress", "subagent_event"})
+MAX_STORED_PER_TASK = 2000
+"""A run keeps at most this many of a task's own events (`subagent_event`, streamed text not
+counted): what the team did comes back after a reopen or a restart, within a bound."""
 
 
 @runtime_checkable
@@ -159,6 +162,7 @@ class RunEmitter:
         self._timer: asyncio.TimerHandle | None = None
         self._waiting_on_gate = False
         self._unrecorded: list[str] = []  # answer text no `message` event has recorded yet
+        self._kept: dict[str, int] = {}  # stored events per task (see MAX_STORED_PER_TASK)
 
     def __call__(self, event: RunEventBody) -> None:
         if isinstance(event, Token):
@@ -255,6 +259,16 @@ class RunEmitter:
             and event.message.content
         ):
             self._unrecorded.clear()
-        if event.type not in _EPHEMERAL:
+        if event.type not in _EPHEMERAL or self._keeps(event):
             self._store.add_run_event(self.run_id, params.seq, event.type, event.model_dump_json())
         self._sink(params)
+
+    def _keeps(self, event: RunEventBody) -> bool:
+        """A task's event is stored (within its bound); its streamed text is not."""
+        if not isinstance(event, SubagentEvent) or event.event.get("type") == "token":
+            return False
+        kept = self._kept.get(event.task_id, 0)
+        if kept >= MAX_STORED_PER_TASK:
+            return False
+        self._kept[event.task_id] = kept + 1
+        return True

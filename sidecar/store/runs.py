@@ -84,6 +84,21 @@ class RunRepo(Repository):
             (run_id, seq, event_type, body),
         )
 
+    def task_events(
+        self, thread_id: str, plan_id: str, task_id: str, limit: int
+    ) -> tuple[list[str], bool]:
+        """The newest `limit` stored events of one task of the thread's plans (their JSON),
+        oldest first, and whether older ones were left out."""
+        rows = self.conn.execute(
+            "SELECT e.body FROM run_events e JOIN runs r ON r.id = e.run_id"
+            " WHERE r.thread_id = ? AND e.type = 'subagent_event'"
+            " AND json_extract(e.body, '$.task_id') = ? AND json_extract(e.body, '$.plan_id') = ?"
+            " ORDER BY r.started_at DESC, e.seq DESC LIMIT ?",
+            (thread_id, task_id, plan_id, limit + 1),
+        ).fetchall()
+        bodies = [r["body"] for r in rows]
+        return list(reversed(bodies[:limit])), len(bodies) > limit
+
     def run_events(self, run_id: str) -> list[tuple[int, str, str]]:
         rows = self.conn.execute(
             "SELECT seq, type, body FROM run_events WHERE run_id = ? ORDER BY seq", (run_id,)

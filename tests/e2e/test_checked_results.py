@@ -1,7 +1,9 @@
 """Checked results through the real sidecar with a scripted model on 127.0.0.1 that logs
 prompts: a task with acceptance criteria is checked by a verifier (a cheap subagent, or a
 command in the sandbox); a failed check goes back to the agent with its reasons; a verifier
-that never answers fails the check within its bound."""
+that never answers fails the check within its bound. The plans run in the background of their
+threads (the turn that hands one off ends at once); the checks are events of the plan's
+background run, and its end is announced into the thread."""
 
 from __future__ import annotations
 
@@ -13,7 +15,15 @@ import pytest
 
 from sidecar.protocol import RunEventParams, TaskCheck
 from tests.e2e.harness import Sidecar, event_types
-from tests.e2e.test_subagents import _answers, _task, agent, model
+from tests.e2e.test_subagents import (
+    _answers,
+    _is_announcement,
+    _last_user,
+    _plan_ends,
+    _task,
+    agent,
+    model,
+)
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.fakes.script import RecordedRequest
@@ -33,11 +43,6 @@ def _is_check(request: RecordedRequest) -> bool:
     )
 
 
-def _last_user(request: RecordedRequest) -> str:
-    users = [str(m["content"]) for m in request.body["messages"] if m["role"] == "user"]
-    return users[-1] if users else ""
-
-
 def _checks(events: list[RunEventParams]) -> list[dict[str, Any]]:
     """The checks shown in the run tree, each a valid wire `TaskCheck`."""
     found = [
@@ -48,14 +53,18 @@ def _checks(events: list[RunEventParams]) -> list[dict[str, Any]]:
     return [TaskCheck.model_validate(c).model_dump() for c in found]
 
 
-async def _run_plan(agent: Sidecar, tasks: list[dict[str, Any]]) -> tuple[str, str]:
+async def _run_plan(agent: Sidecar, tasks: list[dict[str, Any]]) -> str:
+    """Hand the plan off on a new autonomous thread; returns the thread's id once the turn
+    that handed it off has ended."""
     thread = await agent.call("thread/create", {})
     await agent.call("thread/set_autonomous", {"thread_id": thread["id"], "autonomous": True})
     plan = {"goal": "checked", "tasks": tasks}
     run = await agent.call(
         "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
     )
-    return thread["id"], run["run_id"]
+    turn = await agent.run_to_end(run["run_id"])
+    assert event_types(turn)[-1] == "run_finished"
+    return thread["id"]
 
 
 async def _tasks(agent: Sidecar, thread_id: str) -> dict[str, dict[str, Any]]:
@@ -77,9 +86,8 @@ async def test_a_rejected_result_goes_back_with_the_verifiers_reason_and_then_pa
 
     model.push(*[respond] * 4)
     task = {**_task("a"), "success_criteria": "The answer names the river."}
-    thread_id, run_id = await _run_plan(agent, [task])
-    events = await agent.run_to_end(run_id)
-    assert event_types(events)[-1] == "run_finished"
+    thread_id = await _run_plan(agent, [task])
+    events, report = await _plan_ends(agent, thread_id, "completed")
 
     done = (await _tasks(agent, thread_id))["a"]
     assert (done["status"], done["attempt"], done["summary"]) == (
@@ -87,8 +95,16 @@ async def test_a_rejected_result_goes_back_with_the_verifiers_reason_and_then_pa
         2,
         "The river is the Fal.",
     )
+    assert "  Findings: The river is the Fal." in report.splitlines()
     requests = model.generation_requests
-    assert [_is_check(r) for r in requests] == [False, True, False, True]
+    # The task, its check, its revision, its check; then the main agent takes the report.
+    assert [(_is_check(r), _is_announcement(r)) for r in requests] == [
+        (False, False),
+        (True, False),
+        (False, False),
+        (True, False),
+        (False, True),
+    ]
     # The verifier saw the criteria and the result it judged.
     assert "The answer names the river." in _last_user(requests[1])
     assert "There is a river." in _last_user(requests[1])
@@ -127,16 +143,16 @@ async def test_a_verifier_that_never_answers_fails_the_check_with_a_timeout(
     model.push(*[respond] * 2)
     try:
         task = {**_task("a", profile="once"), "success_criteria": "Names the river."}
-        thread_id, run_id = await _run_plan(agent, [task])
-        events = await agent.run_to_end(run_id, within=120)
+        thread_id = await _run_plan(agent, [task])
+        events, report = await _plan_ends(agent, thread_id, "failed", within=120)
     finally:
         release.set()
-    assert event_types(events)[-1] == "run_finished"
     failed = (await _tasks(agent, thread_id))["a"]
     assert failed["status"] == "failed"
     assert failed["error"] == (
         "The check of the result failed: the verifier did not answer within 2s"
     )
+    assert f"  Error: {failed['error']}" in report.splitlines()
     checks = _checks(events)
     assert [c["verdict"] for c in checks] == ["running", "fail"]
     assert checks[-1]["reasons"] == "the verifier did not answer within 2s"
@@ -156,13 +172,15 @@ async def test_a_command_check_runs_in_the_sandbox_and_its_output_is_the_reason(
         "success_criteria": "run: import sys\nsys.exit('2 tests failed')",
     }
     passing = {**_task("b"), "success_criteria": "run: print('all good')"}
-    thread_id, run_id = await _run_plan(agent, [failing, passing])
-    events = await agent.run_to_end(run_id, within=120)
-    assert event_types(events)[-1] == "run_finished"
+    thread_id = await _run_plan(agent, [failing, passing])
+    events, _report = await _plan_ends(agent, thread_id, "failed", within=120)
     tasks = await _tasks(agent, thread_id)
     # A command check needs no verifier model: only the two tasks' own requests were made,
-    # plus task a's revisions (each again rejected by the same command).
-    assert not any(_is_check(r) for r in model.generation_requests)
+    # plus task a's revisions (each again rejected by the same command), and then the main
+    # agent's, taking the plan's announcement.
+    requests = model.generation_requests
+    assert not any(_is_check(r) for r in requests)
+    assert [_is_announcement(r) for r in requests] == [False] * 4 + [True]
     assert (tasks["b"]["status"], tasks["b"]["attempt"]) == ("succeeded", 1)
     assert (tasks["a"]["status"], tasks["a"]["attempt"]) == ("failed", 3)
     assert tasks["a"]["error"] == (
@@ -190,9 +208,8 @@ async def test_eight_checked_tasks_in_parallel_each_get_their_own_verdicts(
 
     model.push(*[respond] * 24)
     tasks = [{**_task(f"t{n}"), "success_criteria": f"t{n} is complete."} for n in range(8)]
-    thread_id, run_id = await _run_plan(agent, tasks)
-    events = await agent.run_to_end(run_id, within=240)
-    assert event_types(events)[-1] == "run_finished"
+    thread_id = await _run_plan(agent, tasks)
+    events, _report = await _plan_ends(agent, thread_id, "completed", within=240)
     done = await _tasks(agent, thread_id)
     assert {t["status"] for t in done.values()} == {"succeeded"}
     assert {n: t["attempt"] for n, t in done.items()} == {
@@ -205,4 +222,5 @@ async def test_eight_checked_tasks_in_parallel_each_get_their_own_verdicts(
         text = _last_user(request)
         if "is too short." in text and not _is_check(request):
             assert text.count("is too short.") == 1
-    assert len(model.generation_requests) == 24
+    # Twelve task requests and twelve checks, then the main agent's, taking the report.
+    assert [_is_announcement(r) for r in model.generation_requests] == [False] * 24 + [True]

@@ -1,6 +1,11 @@
 """The window driving the real sidecar's coordinator and servers, with a scripted model: an
 author edits and approves a plan, answers two subagents' approvals from the inbox out of order,
-and plugs in mcp-server-time through the servers panel to call it from the composer."""
+and plugs in mcp-server-time through the servers panel to call it from the composer.
+
+An approved plan runs in the background of its thread: the turn that proposed it ends once it is
+handed off (its call's result says so), the run tree follows the plan's background run, the
+subagents' questions come to the inbox from that run, and when the plan ends its report is
+announced into the transcript and the main agent answers it in a turn of its own."""
 
 from __future__ import annotations
 
@@ -23,8 +28,17 @@ from desktop.views.plan_dialog import ID, TITLE, PlanApprovalDialog
 from desktop.views.run_tree import STATUS, RunTreePanel
 from sidecar.protocol import InterruptInfo
 from tests.e2e.test_sidecar_model import model_env
-from tests.e2e.test_subagents import FAST, _answers, _task, _task_of, _writes_then_answers
-from tests.fakes.model_server import ScriptedModelServer
+from tests.e2e.test_subagents import (
+    ANNOUNCED,
+    FAST,
+    _answers,
+    _is_announcement,
+    _task,
+    _task_of,
+    _writes_then_answers,
+)
+from tests.fakes.dspy_format import answer_text
+from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
 
 pytestmark = pytest.mark.slow
@@ -32,10 +46,14 @@ pytestmark = pytest.mark.slow
 COLD = 60_000
 """A cold sidecar loads DSPy and LiteLLM before its first turn."""
 
+TOLD = "The team's work is done."
+"""What the main agent answers when a plan's announcement comes in (once the script is out)."""
+
 
 @pytest.fixture
 def model() -> Iterator[ScriptedModelServer]:
     with openai_chat_server() as server:
+        server.fallback = Reply.text(answer_text(TOLD))
         yield server
 
 
@@ -145,6 +163,27 @@ def _run_done(app: DesktopApp) -> bool:
     return app.state.run_state().status == "idle"
 
 
+def _announcements(app: DesktopApp) -> list[MessageEntry]:
+    """The plans' announcements in the transcript (each as the message its turn took)."""
+    entries = app.state.transcript.entries
+    return [e for e in entries if isinstance(e, MessageEntry) and e.text.startswith(ANNOUNCED)]
+
+
+def _told(app: DesktopApp) -> bool:
+    """The main agent answered a plan's announcement, and its turn is over."""
+    said = [e for e in app.state.transcript.entries if isinstance(e, MessageEntry)]
+    answered = [(e.role, e.text.startswith(ANNOUNCED) or e.text) for e in said[-2:]]
+    return answered == [("user", True), ("assistant", TOLD)] and _run_done(app)
+
+
+def _handed_off(app: DesktopApp, plan_id: str) -> None:
+    """The transcript's only tool call is the plan call, answered: the plan went to the
+    background."""
+    calls = [e for e in app.state.transcript.entries if isinstance(e, ToolCallEntry)]
+    assert [(c.server, c.tool, c.state) for c in calls] == [("atrium", "plan", "succeeded")]
+    assert (calls[0].result or "").startswith(f"Plan {plan_id} is running in the background")
+
+
 def test_an_author_drops_a_leaf_reorders_and_approves_a_plan_and_the_run_tree_shows_it_done(
     qtbot: QtBot, app: DesktopApp, model: ScriptedModelServer, caplog: pytest.LogCaptureFixture
 ):
@@ -171,12 +210,17 @@ def test_an_author_drops_a_leaf_reorders_and_approves_a_plan_and_the_run_tree_sh
     expected = {"a": "succeeded", "c": "succeeded", "b": "succeeded"}
     qtbot.waitUntil(lambda: _shown_plan(panel)[1:] == ("completed", expected), timeout=COLD)
     assert list(_shown_plan(panel)[2]) == ["a", "c", "b"]  # the author's order
-    qtbot.waitUntil(lambda: _run_done(app), timeout=COLD)
+    qtbot.waitUntil(lambda: _told(app), timeout=COLD)
     assert dialog.interrupt.id not in window.dialogs  # it closed once the sidecar took it
-    assert sorted(_task_of(r) for r in model.generation_requests) == ["a", "b", "c"]
+    requests = model.generation_requests
+    assert sorted(_task_of(r) for r in requests[:-1]) == ["a", "b", "c"]
+    assert [_is_announcement(r) for r in requests] == [False] * 3 + [True]
     plan_id = _shown_plan(panel)[0]
-    report = _last_assistant(app)
-    assert f"Plan {plan_id}: completed." in report
+    _handed_off(app, plan_id)
+    # The plan's report came back by itself, as its announcement, once.
+    [announced] = _announcements(app)
+    report = announced.text
+    assert report.startswith(f"{ANNOUNCED}{plan_id} ended: completed]\nPlan {plan_id}: completed.")
     assert all(f"[succeeded] {task}" in report for task in ("a", "b", "c"))
     assert "] d (" not in report
     assert _desktop_warnings(caplog) == []
@@ -232,14 +276,17 @@ def test_an_author_answers_two_subagents_approvals_from_the_inbox_in_reverse_ord
 
     expected = {"a": "succeeded", "b": "succeeded"}
     qtbot.waitUntil(lambda: _shown_plan(panel)[1:] == ("completed", expected), timeout=COLD)
-    qtbot.waitUntil(lambda: _run_done(app), timeout=COLD)
+    qtbot.waitUntil(lambda: _told(app), timeout=COLD)
     assert (workspace / "a.md").read_text() == "a" and (workspace / "b.md").read_text() == "b"
     assert inbox.list.count() == 0 and not window.dialogs
-    # The subagents' calls are theirs: the thread's transcript holds only the plan call, with
-    # no approval left waiting, and each task's activity shows its write once, done.
-    calls = [e for e in app.state.transcript.entries if isinstance(e, ToolCallEntry)]
-    assert [(c.server, c.tool, c.state) for c in calls] == [("atrium", "plan", "succeeded")]
+    # The subagents' calls are theirs: the thread's transcript holds only the plan call (handed
+    # off to the background), with no approval left waiting, then the plan's announcement;
+    # each task's activity shows its write once, done.
     plan_id = _shown_plan(panel)[0]
+    _handed_off(app, plan_id)
+    [announced] = _announcements(app)
+    assert announced.text.startswith(f"{ANNOUNCED}{plan_id} ended: completed]\n")
+    assert "Files: a.md" in announced.text and "Files: b.md" in announced.text
     for task in ("a", "b"):
         writes = [line for line in _activity(panel, plan_id, task) if "write" in line[0]]
         assert writes == [(f'workspace/write {{"content": "{task}", "path": "{task}.md"}}', "ok")]
