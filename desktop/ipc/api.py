@@ -30,6 +30,7 @@ from sidecar.protocol import (
     MEMORY_WRITE,
     PING,
     PLAN_GET,
+    PLAN_LIST,
     PROFILE_LIST,
     PROFILE_SET,
     PROMPT_GET,
@@ -76,6 +77,7 @@ from sidecar.protocol import (
     SKILLS_READ,
     TASK_CANCEL,
     TASK_ENVELOPES,
+    TASK_EVENTS,
     TASK_RETRY,
     THREAD_BUDGET,
     THREAD_COMPACTION,
@@ -123,6 +125,8 @@ from sidecar.protocol import (
     MemoryWriteParams,
     PlanGetParams,
     PlanGetResult,
+    PlanListParams,
+    PlanListResult,
     ProfileListResult,
     ProfileSetParams,
     PromptGetParams,
@@ -179,6 +183,8 @@ from sidecar.protocol import (
     SkillReadResult,
     SkillsEmpty,
     TaskEnvelopesResult,
+    TaskEventsParams,
+    TaskEventsResult,
     TaskRef,
     TaskRetryResult,
     ThreadBudgetParams,
@@ -408,6 +414,14 @@ class SidecarApi:
     def task_retry(self, params: TaskRef) -> PendingRequest[TaskRetryResult]:
         """Run a failed or cancelled task again."""
         return self._sender.request(TASK_RETRY, params)
+
+    def plan_list(self, params: PlanListParams) -> PendingRequest[PlanListResult]:
+        """Plans of every thread."""
+        return self._sender.request(PLAN_LIST, params)
+
+    def task_events(self, params: TaskEventsParams) -> PendingRequest[TaskEventsResult]:
+        """What the task's agent did."""
+        return self._sender.request(TASK_EVENTS, params)
 
     def task_envelopes(self, params: TaskRef) -> PendingRequest[TaskEnvelopesResult]:
         """What the task's agents sent and were sent, whole."""

@@ -11,21 +11,28 @@ from sidecar.plans.profiles import Profile, ProfileError, ProfilesFile
 from sidecar.plans.shapes import plan_snapshot
 from sidecar.protocol import (
     PLAN_GET,
+    PLAN_LIST,
     PROFILE_LIST,
     PROFILE_SET,
     TASK_CANCEL,
     TASK_ENVELOPES,
+    TASK_EVENTS,
     TASK_RETRY,
     CoordEmpty,
     CoordErrorCode,
     EnvelopeInfo,
     PlanGetParams,
     PlanGetResult,
+    PlanListParams,
+    PlanListResult,
     ProfileInfo,
     ProfileListResult,
     ProfileSetParams,
     RpcError,
+    SubagentEvent,
     TaskEnvelopesResult,
+    TaskEventsParams,
+    TaskEventsResult,
     TaskRef,
     TaskRetryResult,
 )
@@ -75,6 +82,21 @@ async def plan_get(svc: Services, params: PlanGetParams) -> PlanGetResult:
         thread_id=params.thread_id,
         autonomous=svc.store.is_autonomous(params.thread_id),
         plans=plans,
+    )
+
+
+@registry.method(PLAN_LIST)
+async def plan_list(svc: Services, params: PlanListParams) -> PlanListResult:
+    plans = svc.store.recent_plans(params.status, params.limit)
+    return PlanListResult(plans=tuple(plan_info(plan_snapshot(svc.store, p)) for p in plans))
+
+
+@registry.method(TASK_EVENTS)
+async def task_events(svc: Services, params: TaskEventsParams) -> TaskEventsResult:
+    task = _find_task(svc, TaskRef(**params.model_dump(exclude={"limit"})))
+    bodies, older = svc.store.task_events(params.thread_id, task.plan_id, task.id, params.limit)
+    return TaskEventsResult(
+        events=tuple(SubagentEvent.model_validate_json(body) for body in bodies), has_older=older
     )
 
 

@@ -12,7 +12,7 @@ from sidecar.protocol.interrupts import InterruptInfo
 from sidecar.protocol.memory import MemoryEvent
 from sidecar.protocol.models import ErrorInfo, MessageInfo
 from sidecar.protocol.models_base import WireModel
-from sidecar.protocol.plans import PlanInfo, TaskInfo
+from sidecar.protocol.plans import PlanInfo, SubagentEvent, TaskInfo
 
 
 class RunStarted(WireModel):
@@ -89,18 +89,6 @@ class InterruptClosed(WireModel):
     type: Literal["interrupt_closed"] = "interrupt_closed"
     interrupt_id: str
     reason: Literal["dropped"] = "dropped"
-
-
-class SubagentEvent(WireModel):
-    """An event of a subagent's own run, nested under its task. `event` is a run event body
-    (same shapes as this union: token, tool_call, tool_progress, tool_result, message, ...); a
-    strong agent's normalized events arrive as `tool_progress` of its agents call."""
-
-    type: Literal["subagent_event"] = "subagent_event"
-    task_id: str
-    plan_id: str | None = None
-    sub_thread_id: str | None = None
-    event: dict[str, Any]
 
 
 class RunFinished(WireModel):

@@ -22,11 +22,16 @@ class ToolCallInfo(WireModel):
     arguments: dict[str, Any]
 
 
+ANNOUNCEMENT_PREFIX = "[Background plan "
+"""How an announcement's text starts: a delegated plan's report, delivered into its thread."""
+
+
 class MessageInfo(WireModel):
     """One entry of the conversation of record.
 
     Roles: `user`, `assistant` (text and/or tool calls), `tool` (a result; `tool_call_id` names
-    the call, `is_error` marks failures and denials).
+    the call, `is_error` marks failures and denials). `announcement`: a `user` entry that is a
+    delegated plan's report, delivered into the thread by itself (not typed by the author).
     """
 
     id: str
@@ -37,6 +42,7 @@ class MessageInfo(WireModel):
     tool_calls: tuple[ToolCallInfo, ...] = ()
     tool_call_id: str | None = None
     is_error: bool = False
+    announcement: bool = False
 
 
 class ErrorInfo(WireModel):

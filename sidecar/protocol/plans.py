@@ -183,6 +183,44 @@ class TaskEnvelopesResult(WireModel):
     envelopes: tuple[EnvelopeInfo, ...] = Field(description="Oldest first.")
 
 
+class SubagentEvent(WireModel):
+    """An event of a subagent's own run, nested under its task. `event` is a run event body
+    (same shapes as this union: token, tool_call, tool_progress, tool_result, message, ...); a
+    strong agent's normalized events arrive as `tool_progress` of its agents call."""
+
+    type: Literal["subagent_event"] = "subagent_event"
+    task_id: str
+    plan_id: str | None = None
+    sub_thread_id: str | None = None
+    event: dict[str, Any]
+
+
+class TaskEventsParams(WireModel):
+    thread_id: str
+    task_id: str
+    plan_id: str
+    limit: int = Field(default=500, ge=1, le=2000)
+
+
+class TaskEventsResult(WireModel):
+    """A task's stored events (what its agent did), oldest first: they come back after the
+    thread is reopened and after a restart."""
+
+    events: tuple[SubagentEvent, ...]
+    has_older: bool = False
+
+
+class PlanListParams(WireModel):
+    status: PlanStatus | None = Field(default=None, description="None: plans in any status.")
+    limit: int = Field(default=200, ge=1, le=1000)
+
+
+class PlanListResult(WireModel):
+    """Plans of every thread (not of subagents' sub-threads), newest first."""
+
+    plans: tuple[PlanInfo, ...]
+
+
 class TaskRetryResult(WireModel):
     run_id: str | None = Field(
         description="The run that continues the plan, or None when the plan's run is still "
@@ -196,6 +234,8 @@ PLAN_GET = "plan/get"
 TASK_CANCEL = "task/cancel"
 TASK_RETRY = "task/retry"
 TASK_ENVELOPES = "task/envelopes"
+TASK_EVENTS = "task/events"
+PLAN_LIST = "plan/list"
 
 PLAN_METHODS: dict[str, MethodSpec] = {
     PROFILE_LIST: MethodSpec(CoordEmpty, ProfileListResult, "Subagent profiles."),
@@ -203,6 +243,8 @@ PLAN_METHODS: dict[str, MethodSpec] = {
     PLAN_GET: MethodSpec(PlanGetParams, PlanGetResult, "The thread's plans and tasks."),
     TASK_CANCEL: MethodSpec(TaskRef, CoordEmpty, "Stop a running task (its dependents skip)."),
     TASK_RETRY: MethodSpec(TaskRef, TaskRetryResult, "Run a failed or cancelled task again."),
+    TASK_EVENTS: MethodSpec(TaskEventsParams, TaskEventsResult, "What the task's agent did."),
+    PLAN_LIST: MethodSpec(PlanListParams, PlanListResult, "Plans of every thread."),
     TASK_ENVELOPES: MethodSpec(
         TaskRef, TaskEnvelopesResult, "What the task's agents sent and were sent, whole."
     ),

@@ -29,7 +29,14 @@ from sidecar.plans.coordinator import Coordinator
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.records import emit_plan
 from sidecar.plans.report import plan_outcome, plan_report
-from sidecar.protocol import ErrorInfo, RunCancelled, RunFailed, RunFinished, RunStarted
+from sidecar.protocol import (
+    ANNOUNCEMENT_PREFIX,
+    ErrorInfo,
+    RunCancelled,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+)
 from sidecar.runtime.drive import forward_event
 from sidecar.runtime.emitter import EventSink, RunEmitter
 from sidecar.runtime.live import LiveInterrupts
@@ -148,7 +155,7 @@ class TeamDesk:
             store.queue.enqueue(
                 thread_id,
                 "steer",
-                f"[Background plan {plan_id} ended: {status}]\n{text}",
+                f"{ANNOUNCEMENT_PREFIX}{plan_id} ended: {status}]\n{text}",
                 "main",
                 message_id=announcement_id(plan_id, run_id),
             )

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from sidecar.protocol import (
+    ANNOUNCEMENT_PREFIX,
     BudgetEvent,
     BudgetInfo,
     CompactionInfo,
@@ -85,6 +86,7 @@ def message_info(record: MessageRecord) -> MessageInfo:
         ),
         tool_call_id=record.tool_call_id,
         is_error=record.is_error,
+        announcement=record.role == "user" and record.content.startswith(ANNOUNCEMENT_PREFIX),
     )
 
 

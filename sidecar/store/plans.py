@@ -134,6 +134,16 @@ class PlanRepo(Repository):
         ).fetchall()
         return [PlanRecord(**dict(r)) for r in rows]
 
+    def recent_plans(self, status: str | None, limit: int) -> list[PlanRecord]:
+        """Plans of the author's threads (not of subagents' sub-threads), newest first."""
+        rows = self.conn.execute(
+            "SELECT p.* FROM plans p JOIN threads t ON t.id = p.thread_id"
+            " WHERE t.parent_id IS NULL AND (? IS NULL OR p.status = ?)"
+            " ORDER BY p.created_at DESC, p.id DESC LIMIT ?",
+            (status, status, limit),
+        ).fetchall()
+        return [PlanRecord(**dict(r)) for r in rows]
+
     def plans_in_status(self, status: str) -> list[PlanRecord]:
         """Every plan in `status`, across threads, oldest first."""
         rows = self.conn.execute(

@@ -295,3 +295,48 @@ async def test_the_main_agent_checks_its_team_and_messages_a_running_task(
     second = json.dumps(task_requests[1].body["messages"])
     assert "[Message from the main agent] Use British spelling." in second
     assert "[Message from the main agent]" not in json.dumps(task_requests[0].body["messages"])
+
+
+async def test_what_the_team_did_comes_back_after_a_restart(
+    sidecar_data: Path, workspace: Path, model: ScriptedModelServer, team: Team
+):
+    calls: list[RecordedRequest] = []
+
+    def route(request: RecordedRequest) -> Reply:
+        if _is_task(request):
+            calls.append(request)
+            if len(calls) == 1:
+                return Reply.tool_call("workspace__list", {"path": "."})
+            return Reply.text(answer_text(FINDINGS))
+        return team(request)
+
+    model.fallback = route
+    agent = await _start(sidecar_data, workspace, model)
+    thread_id = (await agent.call("thread/create", {}))["id"]
+    run = await agent.call(
+        "run/start", {"thread_id": thread_id, "text": "/delegate general List my files"}
+    )
+    await agent.run_to_end(run["run_id"])
+    await agent.plan_to_end(thread_id)
+    await _announcement_turn(agent, thread_id, {run["run_id"]})
+    plan = await _plan(agent, thread_id)
+    await agent.shutdown()
+
+    again = await _start(sidecar_data, workspace, model)
+    try:
+        listed = await again.call("plan/list", {})
+        assert [(p["id"], p["thread_id"], p["status"]) for p in listed["plans"]] == [
+            (plan["id"], thread_id, "completed")
+        ]
+        ref = {"thread_id": thread_id, "plan_id": plan["id"], "task_id": "task"}
+        got = await again.call("task/events", ref)
+        kinds = [e["event"]["type"] for e in got["events"]]
+        assert "tool_call" in kinds and "tool_result" in kinds and not got["has_older"]
+        [tool_call] = [e["event"] for e in got["events"] if e["event"]["type"] == "tool_call"]
+        assert (tool_call["server"], tool_call["tool"]) == ("workspace", "list")
+        thread = await again.call("thread/get", {"thread_id": thread_id})
+        [announcement] = [m for m in thread["messages"] if m["announcement"]]
+        assert announcement["role"] == "user" and FINDINGS in announcement["content"]
+        assert not any(m["announcement"] for m in thread["messages"] if m is not announcement)
+    finally:
+        await again.kill()

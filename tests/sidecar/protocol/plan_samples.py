@@ -16,6 +16,8 @@ from sidecar.protocol import (
     PlanGetParams,
     PlanGetResult,
     PlanInfo,
+    PlanListParams,
+    PlanListResult,
     PlanTaskSpec,
     PlanUpdate,
     ProfileInfo,
@@ -24,6 +26,8 @@ from sidecar.protocol import (
     RunEventBody,
     SubagentEvent,
     TaskEnvelopesResult,
+    TaskEventsParams,
+    TaskEventsResult,
     TaskInfo,
     TaskRef,
     TaskRetryResult,
@@ -118,6 +122,20 @@ PLAN_SAMPLES: dict[type[WireModel], WireModel] = {
     PlanGetResult: PlanGetResult(thread_id="t-1", autonomous=True, plans=(PLAN,)),
     TaskRef: TaskRef(thread_id="t-1", task_id="draft", plan_id="plan-1"),
     TaskRetryResult: TaskRetryResult(run_id=None),
+    TaskEventsParams: TaskEventsParams(thread_id="t-1", task_id="draft", plan_id="plan-1"),
+    TaskEventsResult: TaskEventsResult(
+        events=(
+            SubagentEvent(
+                task_id="draft",
+                plan_id="plan-1",
+                sub_thread_id="s-1",
+                event={"type": "tool_call", "call_id": "c", "server": "w", "tool": "read"},
+            ),
+        ),
+        has_older=True,
+    ),
+    PlanListParams: PlanListParams(status="running", limit=20),
+    PlanListResult: PlanListResult(plans=(PLAN,)),
     TaskEnvelopesResult: TaskEnvelopesResult(
         envelopes=(
             EnvelopeInfo(
