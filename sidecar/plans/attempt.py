@@ -30,6 +30,8 @@ class AttemptResult:
     tokens_out: int = 0
     cost: float = 0.0
     session_ref: str | None = None
+    traces: tuple[tuple[str, str], ...] = ()
+    """A strong agent's trace files, as (what, path): `raw` stdout and `normalized` events."""
 
 
 @dataclass(frozen=True, slots=True)

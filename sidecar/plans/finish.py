@@ -37,6 +37,7 @@ def finish_task(
         "error": error,
         "stats": stats,
         "session_ref": result.session_ref,
+        "traces": dict(result.traces),
     }
     kind = "final" if status in ("succeeded", "skipped") else "error"
     post_envelope(

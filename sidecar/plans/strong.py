@@ -126,6 +126,15 @@ def _progress_report(message: str | None) -> AttemptReport:
     return AttemptReport(activity=kind.replace("_", " "), event=progress)
 
 
+def _traces(trace: object) -> tuple[tuple[str, str], ...]:
+    """The run's raw and normalized trace files, as the agents server reported them."""
+    if not isinstance(trace, dict):
+        return ()
+    paths = cast(dict[str, Any], trace)
+    found = [(what, paths.get(f"{what}_path")) for what in ("raw", "normalized")]
+    return tuple((what, str(path)) for what, path in found if isinstance(path, str) and path)
+
+
 def _result(structured: dict[str, Any] | None, text: str, *, is_error: bool) -> AttemptResult:
     data = structured or {}
     metrics = cast(dict[str, Any], data.get("metrics") or {})
@@ -141,6 +150,7 @@ def _result(structured: dict[str, Any] | None, text: str, *, is_error: bool) -> 
         "tokens_out": int(metrics.get("output_tokens") or 0),
         "cost": float(metrics.get("cost_usd") or 0.0),
         "session_ref": session.get("session_id"),
+        "traces": _traces(data.get("trace")),
     }
     if data.get("status") == "success" and not is_error:
         return AttemptResult(status="success", **common)

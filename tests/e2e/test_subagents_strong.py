@@ -118,10 +118,18 @@ async def test_a_claude_code_task_replays_a_recorded_run_and_asks_the_author_thr
     agent2 = await Sidecar.start(sidecar_data, workspace)
     try:
         await agent2.call("initialize", {"client_name": "tests"})
-        [task] = (await _plan(agent2, thread_id))["tasks"]
+        plan = await _plan(agent2, thread_id)
+        [task] = plan["tasks"]
+        ref = {"thread_id": thread_id, "plan_id": plan["id"], "task_id": task["id"]}
+        envelopes = (await agent2.call("task/envelopes", ref))["envelopes"]
     finally:
         await agent2.kill()
     assert (task["status"], task["session_ref"]) == ("succeeded", RECORDED_SESSION)
+    # The strong agent's raw and normalized traces are linked from its result.
+    [final] = [e for e in envelopes if e["kind"] == "final"]
+    traces = final["payload"]["traces"]
+    assert set(traces) == {"raw", "normalized"}
+    assert all(Path(path).is_file() for path in traces.values())
     # The replayed CLI wrote nothing into its isolated copy, and the result says so.
     assert task["summary"] == (
         "Done. Created `hello.txt` with content `hi`.\n\nThe agent changed no files."
