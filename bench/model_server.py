@@ -71,8 +71,26 @@ def answer_at_once(request: RecordedRequest) -> Reply:
     return Reply.text("[[ ## answer ## ]]\ndone\n\n[[ ## completed ## ]]").delayed(MODEL_LATENCY_S)
 
 
+TASK_HOLD_S = 120.0
+
+
+def hold_tasks(request: RecordedRequest) -> Reply:
+    """For the main agent beside busy subagents: a subagent's request (its first user message
+    is its task) is held for two minutes, so its task keeps running; every other request gets
+    its answer at once, streamed."""
+    raw: object = request.body
+    body = cast(dict[str, Any], raw) if isinstance(raw, dict) else {}
+    messages = cast(list[dict[str, Any]], body.get("messages") or [])
+    users = [m for m in messages if m.get("role") == "user"]
+    if users and "Task: " in str(users[0].get("content")):
+        return Reply.text("[[ ## answer ## ]]\ndone\n\n[[ ## completed ## ]]").delayed(TASK_HOLD_S)
+    return Reply.text(f"[[ ## answer ## ]]\n{ANSWER}\n\n[[ ## completed ## ]]")
+
+
 def main() -> None:
-    fallback = answer_at_once if "--answer-at-once" in sys.argv[1:] else respond
+    modes = {"--answer-at-once": answer_at_once, "--hold-tasks": hold_tasks}
+    chosen = [modes[arg] for arg in sys.argv[1:] if arg in modes]
+    fallback = chosen[0] if chosen else respond
     with openai_chat_server(fallback=fallback) as server:
         print(server.url + "/v1", flush=True)
         sys.stdin.read()
