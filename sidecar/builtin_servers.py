@@ -87,6 +87,9 @@ def agents_spec(data: Path, model: Callable[[], LMConfig | None] | None = None) 
         from mcp import StdioServerParameters
 
         args = [*_role("agents"), "--trace-dir", str(data / "traces")]
+        heartbeat = os.environ.get("ATRIUM_AGENTS_HEARTBEAT_S")
+        if heartbeat:  # seconds of an agent's silence before a heartbeat (tests shorten it)
+            args += ["--heartbeat", heartbeat]
         env = dict(os.environ)
         config = model() if model is not None else None
         if config is not None:

@@ -44,13 +44,16 @@ class UsageSoFar:
 
 @dataclass(frozen=True, slots=True)
 class AttemptReport:
-    """What an attempt tells its runner. Any report resets the stall clock; `activity` is what
-    the task is doing now, in a line; `event` is relayed under the task; `usage` is charged."""
+    """What an attempt tells its runner. A report resets the stall clock, but a `heartbeat`'s
+    (the agent's process lives, the agent itself did nothing: a stall is no activity of the
+    agent's own); `activity` is what the task is doing now, in a line; `event` is relayed under
+    the task; `usage` is charged."""
 
     activity: str | None = None
     event: SubagentActivity | None = None
     sub_thread_id: str | None = None
     usage: UsageSoFar | None = None
+    heartbeat: bool = False
 
 
 @dataclass(eq=False)

@@ -328,7 +328,8 @@ class _Reporter:
         self._activity_text: str | None = None
 
     def __call__(self, report: AttemptReport) -> None:
-        self._activity.set()
+        if not report.heartbeat:
+            self._activity.set()
         if report.usage is not None:
             charge(self._deps, self._task, report.usage.tokens, report.usage.cost)
         if report.event is not None:
@@ -340,6 +341,8 @@ class _Reporter:
                     event=report.event,
                 )
             )
+        if report.heartbeat:
+            return  # neither activity nor a sign of it: the task's last event stays as it was
         text = report.activity
         changed = text is not None and text != self._activity_text
         now = time.time()

@@ -123,6 +123,8 @@ def _progress_report(message: str | None) -> AttemptReport:
         else:
             kind = "note"
     progress = ToolProgressed(call_id="agent", progress=0, message=message)
+    if kind == "heartbeat":  # the agents server's, in the agent's silence: no activity
+        return AttemptReport(event=progress, heartbeat=True)
     return AttemptReport(activity=kind.replace("_", " "), event=progress)
 
 
