@@ -13,6 +13,12 @@ from sidecar.store import TaskRecord
 from sidecar.turn.events import SubagentActivity
 from sidecar.turn.questions import Question
 
+FailureClass = Literal["hopeless", "rate_limited", "transient"]
+"""Why an attempt failed, for what to do next: `hopeless` (the agent is not installed, not
+signed in, or misconfigured: retrying cannot help, the author is asked at once with the fix),
+`rate_limited` (wait as the provider says, then retry), `transient` (a crash, the network:
+retry with backoff). A result its check rejects is revised instead (`revise`)."""
+
 AttemptMode = Literal["start", "retry", "continue", "resume", "revise"]
 """`revise`: the same session again after its result failed a check (`previous_error` holds
 the check's reasons); counted as an attempt."""
@@ -32,6 +38,9 @@ class AttemptResult:
     session_ref: str | None = None
     traces: tuple[tuple[str, str], ...] = ()
     """A strong agent's trace files, as (what, path): `raw` stdout and `normalized` events."""
+    failure: FailureClass = "transient"
+    retry_after: float | None = None
+    """Seconds the provider asked to wait before another try (a rate limit)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,8 +147,9 @@ async def _attempts(deps: PlanDeps, inp: SubagentInput, task: TaskRecord, profil
             mode, task = "continue", _reload(deps, current)
             continue
         error = result.error or "ended with work left after every continuation"
-        if attempt < profile.max_attempts and stopped != "budget":
-            await asyncio.sleep(timings.backoff(attempt))
+        retryable = stopped != "budget" and result.failure != "hopeless"
+        if attempt < profile.max_attempts and retryable:
+            await asyncio.sleep(result.retry_after or timings.backoff(attempt))
             mode, task = _next_mode(profile, result), _reload(deps, current)
             continue
         next_profile = await out_of_attempts(

@@ -21,7 +21,7 @@ from sidecar.binding.calls import in_flight
 from sidecar.host.host import ServerUnavailableError
 from sidecar.host.types import UnknownToolError
 from sidecar.plans import review_gate
-from sidecar.plans.attempt import AttemptContext, AttemptReport, AttemptResult
+from sidecar.plans.attempt import AttemptContext, AttemptReport, AttemptResult, FailureClass
 from sidecar.plans.delegation import ask_to_delegate
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.profiles import AGENTS_SERVER
@@ -159,4 +159,35 @@ def _result(structured: dict[str, Any] | None, text: str, *, is_error: bool) -> 
     if error.get("code") == "max_turns":
         return AttemptResult(status="incomplete", **common)
     message = str(error.get("message") or text or "the agent run failed")
-    return AttemptResult(status="failed", error=message, **common)
+    code = str(error.get("code") or "")
+    detail = cast(dict[str, Any], error.get("detail") or {})
+    failure = failure_class(code)
+    if failure == "hopeless":
+        message = f"{_FIXES[code]} ({message})"
+    wait = detail.get("retry_after_s", detail.get("retry_after"))
+    retry_after = float(wait) if isinstance(wait, int | float) and wait > 0 else None
+    return AttemptResult(
+        status="failed", error=message, failure=failure, retry_after=retry_after, **common
+    )
+
+
+_FIXES = {
+    "cli_not_found": "The agent's CLI is not installed here: install it, or set its "
+    "ATRIUM_<NAME>_BIN to where it is, then retry",
+    "auth_failed": "The agent is not signed in (its key or login was refused): sign in with "
+    "its CLI or set its API key, then retry",
+    "configuration": "The agent's configuration was refused: fix the profile's model or "
+    "settings, then retry",
+    "model_unreachable": "The agent cannot reach its model: check the model name and the "
+    "network settings of its CLI, then retry",
+}
+"""What the author does about a failure no retry can mend, in one line."""
+
+
+def failure_class(code: str) -> FailureClass:
+    """The class of a strong agent's normalized error code (the agents server's `ErrorCode`)."""
+    if code in _FIXES:
+        return "hopeless"
+    if code == "rate_limited":
+        return "rate_limited"
+    return "transient"

@@ -61,3 +61,27 @@ async def test_a_silent_strong_agent_is_stalled_despite_its_heartbeats(
     assert (task["status"], task["stalled"]) == ("failed", True)
     assert _heartbeats(events) >= 3  # the server kept beating while the agent was silent
     assert took < TIMEOUT_S / 2, f"stopped after {took:.1f} s: the timeout, not the stall"
+
+
+async def test_a_missing_cli_is_not_retried_and_the_author_is_asked_at_once_with_the_fix(
+    sidecar_data: Path, workspace: Path, tmp_path: Path
+):
+    agent = await Sidecar.start(
+        sidecar_data, workspace, ATRIUM_CLAUDE_BIN=str(tmp_path / "no-such-claude")
+    )
+    try:
+        thread_id = (await agent.call("thread/create", {}))["id"]
+        text = "/delegate claude Write hello.txt"
+        run_id = (await agent.call("run/start", {"thread_id": thread_id, "text": text}))["run_id"]
+        delegation = await _wait_asked(agent, "approval")
+        await _handed_off(agent, thread_id, run_id)
+        await _answer(agent, thread_id, delegation, {"decision": "allow_once"})
+        escalation = await _wait_asked(agent, "escalation")
+        plan = (await agent.call("plan/get", {"thread_id": thread_id}))["plans"][-1]
+    finally:
+        await agent.kill()
+    [task] = plan["tasks"]
+    assert task["attempt"] == 1  # once: a missing CLI is not retried with backoff
+    assert escalation.attempts == 1  # type: ignore[union-attr]
+    assert "not installed" in escalation.error  # type: ignore[union-attr]
+    assert "ATRIUM_<NAME>_BIN" in escalation.error  # type: ignore[union-attr]
