@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from contextlib import AbstractAsyncContextManager, nullcontext
+from collections.abc import Awaitable, Generator
+from contextlib import AbstractAsyncContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any, Literal, cast
 
@@ -236,12 +237,14 @@ async def _one_attempt(
     activity = asyncio.Event()
     waiting = [0]
     reporter = _Reporter(deps, task, activity)
+    clock = AttemptClock(profile.timeout)
 
     async def ask(payload: Question) -> dict[str, Any]:
         waiting[0] += 1
         change_task(deps.store, task.plan_id, task.id, status="waiting", activity="waiting for you")
         try:
-            return await ask_author(payload, task)
+            with clock.paused():  # the author's time is not the attempt's
+                return await ask_author(payload, task)
         finally:
             waiting[0] -= 1
             change_task(deps.store, task.plan_id, task.id, status="running", activity="working")
@@ -254,7 +257,7 @@ async def _one_attempt(
         body = (composer_attempt if is_composer(profile.id) else internal_attempt)(deps, ctx)
     else:
         body = strong_attempt(deps, ctx)
-    runner: asyncio.Task[AttemptResult] = asyncio.ensure_future(_timed(body, profile.timeout))
+    runner: asyncio.Task[AttemptResult] = asyncio.ensure_future(clock.run(body))
     deps.coordinator.attempt_started(task.plan_id, task.id, cast("asyncio.Task[object]", runner))
 
     def failed(error: str) -> AttemptResult:
@@ -292,12 +295,39 @@ async def _one_attempt(
         deps.coordinator.attempt_ended(task.plan_id, task.id)
 
 
-async def _timed(body: Any, limit: float) -> AttemptResult:
-    try:
-        async with asyncio.timeout(limit):
-            return await body
-    except TimeoutError:
-        return AttemptResult(status="failed", error=f"timed out after {int(limit)}s")
+class AttemptClock:
+    """An attempt's time limit, stopped while the author is asked: a question or a changeset
+    review left open (the agent's changes are ready) never runs the attempt out of time, and
+    the attempt gets the rest of its time once the answer comes."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self._timeout: asyncio.Timeout | None = None
+        self._paused = 0
+        self._left = limit
+
+    async def run(self, body: Awaitable[AttemptResult]) -> AttemptResult:
+        try:
+            async with asyncio.timeout(self.limit) as timeout:
+                self._timeout = timeout
+                return await body
+        except TimeoutError:
+            return AttemptResult(status="failed", error=f"timed out after {int(self.limit)}s")
+
+    @contextmanager
+    def paused(self) -> Generator[None]:
+        loop = asyncio.get_running_loop()
+        timeout = self._timeout
+        if timeout is not None and self._paused == 0 and (when := timeout.when()) is not None:
+            self._left = max(0.0, when - loop.time())
+            timeout.reschedule(None)
+        self._paused += 1
+        try:
+            yield
+        finally:
+            self._paused -= 1
+            if timeout is not None and self._paused == 0 and not timeout.expired():
+                timeout.reschedule(loop.time() + self._left)
 
 
 async def _watch(
