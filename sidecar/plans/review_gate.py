@@ -127,6 +127,7 @@ def _stored_result(deps: PlanDeps, ctx: AttemptContext, step: str) -> AttemptRes
         return None
     data = dict(entry.result)
     data["artifacts"] = tuple(data.get("artifacts") or ())
+    data["traces"] = tuple(tuple(pair) for pair in data.get("traces") or ())  # JSON gave lists
     return AttemptResult(**data)
 
 
