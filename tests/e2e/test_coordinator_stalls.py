@@ -63,7 +63,7 @@ async def test_a_silent_strong_agent_is_stalled_despite_its_heartbeats(
     assert took < TIMEOUT_S / 2, f"stopped after {took:.1f} s: the timeout, not the stall"
 
 
-async def test_a_missing_cli_is_not_retried_and_the_author_is_asked_at_once_with_the_fix(
+async def test_a_plan_naming_a_missing_cli_is_refused_before_approval_with_the_fix(
     sidecar_data: Path, workspace: Path, tmp_path: Path
 ):
     agent = await Sidecar.start(
@@ -73,6 +73,27 @@ async def test_a_missing_cli_is_not_retried_and_the_author_is_asked_at_once_with
         thread_id = (await agent.call("thread/create", {}))["id"]
         text = "/delegate claude Write hello.txt"
         run_id = (await agent.call("run/start", {"thread_id": thread_id, "text": text}))["run_id"]
+        events = await agent.run_to_end(run_id)
+        got = await agent.call("thread/get", {"thread_id": thread_id})
+        plans = (await agent.call("plan/get", {"thread_id": thread_id}))["plans"]
+    finally:
+        await agent.kill()
+    assert not [e for e in events if e.event.type == "interrupt"]  # never put to approval
+    assert plans == [] and agent.background_runs(thread_id) == []
+    refusal = [m for m in got["messages"] if m["role"] == "tool"][-1]
+    assert refusal["is_error"] and "Claude Code is not installed here" in refusal["content"]
+    assert "another profile" in refusal["content"]
+
+
+async def test_a_refused_key_is_not_retried_and_the_author_is_asked_at_once_with_the_fix(
+    sidecar_data: Path, workspace: Path, tmp_path: Path
+):
+    env = _standin(tmp_path, {}, STANDIN_FAIL="unexpected status 401 Unauthorized: bad key")
+    agent = await Sidecar.start(sidecar_data, workspace, **env)
+    try:
+        thread_id = (await agent.call("thread/create", {}))["id"]
+        text = "/delegate codex Write hello.txt"
+        run_id = (await agent.call("run/start", {"thread_id": thread_id, "text": text}))["run_id"]
         delegation = await _wait_asked(agent, "approval")
         await _handed_off(agent, thread_id, run_id)
         await _answer(agent, thread_id, delegation, {"decision": "allow_once"})
@@ -81,7 +102,7 @@ async def test_a_missing_cli_is_not_retried_and_the_author_is_asked_at_once_with
     finally:
         await agent.kill()
     [task] = plan["tasks"]
-    assert task["attempt"] == 1  # once: a missing CLI is not retried with backoff
+    assert task["attempt"] == 1  # once: a refused key is not retried with backoff
     assert escalation.attempts == 1  # type: ignore[union-attr]
-    assert "not installed" in escalation.error  # type: ignore[union-attr]
-    assert "ATRIUM_<NAME>_BIN" in escalation.error  # type: ignore[union-attr]
+    assert "not signed in" in escalation.error  # type: ignore[union-attr]
+    assert "bad key" in escalation.error  # type: ignore[union-attr]

@@ -9,6 +9,7 @@ STANDIN_LOG     JSONL file: one {"cwd": <-C folder>, "argv": [...]} line per run
 STANDIN_ALSO    JSON object {absolute path: text} written as well (an author's edit meanwhile)
 STANDIN_HANG    after writing and announcing the file change, wait until stopped (SIGINT: 130)
 STANDIN_SEES    a folder relative to -C: its files at start are logged (`sees`), before any write
+STANDIN_FAIL    the turn fails with this message (codex's own `turn.failed`), exit code 1
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["--version"]:  # what the agents server asks to tell what is installed
+        print("codex-cli 0.0.0-standin")
+        return 0
     folder = Path(argv[argv.index("-C") + 1]) if "-C" in argv else Path.cwd()
     log = os.environ.get("STANDIN_LOG")
     if log:
@@ -73,6 +77,12 @@ def main(argv: list[str]) -> int:
             "usage": {"input_tokens": 12, "cached_input_tokens": 0, "output_tokens": 5},
         },
     ]
+    failure = os.environ.get("STANDIN_FAIL")
+    if failure:
+        for line in [*lines[:2], {"type": "turn.failed", "error": {"message": failure}}]:
+            sys.stdout.write(json.dumps(line) + "\n")
+        sys.stdout.flush()
+        return 1
     if os.environ.get("STANDIN_HANG"):
         signal.signal(signal.SIGINT, lambda _sig, _frame: os._exit(130))
         for line in lines[:3]:

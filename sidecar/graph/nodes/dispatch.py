@@ -36,6 +36,7 @@ from sidecar.plans.dag import (
 from sidecar.plans.delegation import mint_for_plan
 from sidecar.plans.plan_budget import parse_budget, record_budget
 from sidecar.plans.planner_tools import plan_request
+from sidecar.plans.preflight import check_agents
 from sidecar.plans.records import emit_plan
 from sidecar.plans.report import plan_outcome, plan_report
 from sidecar.plans.routines import approve_instance, approved_instance
@@ -51,7 +52,7 @@ def make_dispatch(deps: GraphDeps):
     async def dispatch(state: TurnState) -> dict[str, Any]:
         phase = state.get("dispatch_phase")
         if phase == "plan":
-            return _propose(deps, state)
+            return await _propose(deps, state)
         if phase == "start":
             return _hand_off(deps, state) or {"dispatch_phase": "run"}
         return _join(deps, state)
@@ -89,7 +90,7 @@ def make_subagent(deps: GraphDeps):
     return subagent
 
 
-def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
+async def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
     store, thread_id = deps.store, state["thread_id"]
     call = state.get("plan_call")
     if call is None:
@@ -97,6 +98,7 @@ def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
     record_call(store, thread_id, call)
     emit(ToolCalled(call["id"], "atrium", call["name"][8:], call["arguments"]))
     try:
+        await check_agents(deps, list(plan_request(call).tasks))  # before it is stored
         plan_id, request = _store_plan(deps, state, call)
     except PlanError as exc:
         return _call_result(
@@ -135,9 +137,9 @@ def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
 
 def _hand_off(deps: GraphDeps, state: TurnState) -> dict[str, Any] | None:
     """Start the plan in the background of the author's thread and answer its call at once;
-    None where it runs here instead (a subagent's plan, or no background desk)."""
+    None where it runs here instead (a subagent's plan: its task waits for it)."""
     plan_id = state.get("dispatching")
-    if deps.background is None or state.get("agent") is not None or not plan_id:
+    if state.get("agent") is not None or not plan_id:
         return None
     store = deps.store
     plan = store.get_plan(plan_id)
