@@ -2,8 +2,9 @@
 
 Same database code and checkpointer kind, the same MCP servers (workspace in memory, sandbox as a
 subprocess, so the model sees the same tool list), and the real `DspyPlanner` against the scripted
-model. `bare_turn` runs the compiled graph directly; `runtime_turn` goes through a `RunManager`
-as the sidecar does.
+model; the runtime around the graph (message queue, lanes, background desk, memory parts) as
+`tests.sidecar.runtime.wiring` wires it. `bare_turn` runs the compiled graph directly;
+`runtime_turn` goes through a `RunManager` as the sidecar does.
 """
 
 from __future__ import annotations
@@ -20,16 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.builtin_servers import sandbox_spec, workspace_spec
-from sidecar.graph.builder import compile_graph
-from sidecar.graph.deps import GraphDeps
 from sidecar.host.host import ToolHost
 from sidecar.llm import DspyPlanner, aclose_model_clients
 from sidecar.llm.types import LMConfig
 from sidecar.protocol import TERMINAL_EVENT_TYPES, RunEventParams
-from sidecar.runtime.checkpoints import open_checkpointer
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Database, Store, open_database
-from sidecar.turn.compiled import CompiledTurn
+from tests.sidecar.runtime.wiring import wire_runtime
 
 
 class TurnFailed(RuntimeError):
@@ -96,22 +94,22 @@ async def in_process(
     host.start()
     await host.wait_ready()
     planner = DspyPlanner(LMConfig(model=model, api_base=api_base, api_key="x"))
-    saver = open_checkpointer(db.conn)
-    deps = GraphDeps(store, host, lambda: planner, lambda: "configure a model")
-    compile_graph(deps, saver)
-    compiled = deps.compiled.get()
-
-    async def factory() -> CompiledTurn:
-        return compiled
-
     box: list[InProcess] = []
-    runs = RunManager(store, lambda p: box[0].sink(p), factory)  # noqa: PLW0108 - late bound
-    rig = InProcess(db, store, host, compiled.graph, saver, runs)
+    wired = wire_runtime(
+        store,
+        host,
+        lambda: planner,
+        lambda p: box[0].sink(p),  # noqa: PLW0108 - late bound
+        root,
+        workspace=workspace,
+    )
+    compiled = await wired.runs.compiled()
+    rig = InProcess(db, store, host, compiled.graph, compiled.saver, wired.runs)
     box.append(rig)
     try:
         yield rig
     finally:
-        await runs.shutdown()
+        await wired.aclose()
         await host.aclose()
         await aclose_model_clients()
         db.close()

@@ -34,10 +34,9 @@ from sidecar.host.features.client import HostFeatures
 from sidecar.host.features.sampling import LMSampler
 from sidecar.host.host import ServerStatus, ToolHost
 from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE
-from sidecar.llm.embeddings import MODEL_ENV as EMBEDDING_MODEL_ENV
-from sidecar.llm.embeddings import Embedder, embedding_config
-from sidecar.llm.planner import DspyPlanner, aclose_model_clients
-from sidecar.llm.types import LMConfig
+from sidecar.llm.config import describe_how_to_configure
+from sidecar.llm.planner import aclose_model_clients
+from sidecar.llm.provider import PlannerProvider
 from sidecar.plans.coordinator import Coordinator, Timings
 from sidecar.plans.profiles import ProfilesFile
 from sidecar.protocol import (
@@ -114,67 +113,6 @@ def coordinator_timings(env: Mapping[str, str]) -> Timings:
         return Timings()
     base = float(raw)
     return Timings(backoff_base=base, backoff_cap=base * 8, continuation_delay=base)
-
-
-class PlannerProvider:
-    """Resolves the model configuration on every turn (settings may have changed) and reuses a
-    planner for as long as the configuration stays the same."""
-
-    def __init__(self, settings: settings_mod.SettingsFile, env: Mapping[str, str]) -> None:
-        self._settings = settings
-        self._env = env
-        self._cached: tuple[LMConfig, DspyPlanner] | None = None
-        self._others: dict[str, tuple[LMConfig, DspyPlanner]] = {}
-        self._embedder: Embedder | None = None
-
-    def config(self) -> LMConfig | None:
-        from sidecar.llm.config import resolve_lm_config
-
-        saved = self._settings.load()
-        return resolve_lm_config(saved.model, saved.api_base, self._env, _keyring_lookup)
-
-    def __call__(self) -> DspyPlanner | None:
-        config = self.config()
-        if config is None:
-            return None
-        if self._cached is None or self._cached[0] != config:
-            self._cached = (config, DspyPlanner(config))
-        return self._cached[1]
-
-    def embedder(self) -> Embedder | None:
-        """The embedding model for finding memories by meaning (None unless one is named)."""
-        if not (self._env.get(EMBEDDING_MODEL_ENV) or "").strip():
-            return None  # off: no need to resolve the chat model's endpoint on every turn
-        config = embedding_config(self._env, self.config())
-        if config is None:
-            return None
-        if self._embedder is None or self._embedder.config != config:
-            self._embedder = Embedder(config)
-        return self._embedder
-
-    def for_model(self, model: str) -> DspyPlanner | None:
-        """A planner on another model (a subagent profile's), same endpoint and key."""
-        import dataclasses
-
-        config = self.config()
-        if config is None:
-            return None
-        key = dataclasses.replace(config, model=model)
-        cached = self._others.get(model)
-        if cached is None or cached[0] != key:
-            cached = self._others[model] = (key, DspyPlanner(key))
-        return cached[1]
-
-
-def _keyring_lookup(name: str) -> str | None:
-    del name
-    return settings_mod.keyring_get()
-
-
-def _how_to_configure() -> str:
-    from sidecar.llm.config import describe_how_to_configure
-
-    return describe_how_to_configure()
 
 
 class SidecarApp:
@@ -283,7 +221,7 @@ class SidecarApp:
             self.store,
             self.host,
             self.planner,
-            _how_to_configure,
+            describe_how_to_configure,
             profiles=self.profiles.profiles,
             coordinator=self.coordinator,
             workspace=self._workspace,

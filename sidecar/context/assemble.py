@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from mcp_servers.memory import Memory, MemoryStore, Scope, terms_of
-from sidecar.context.budget import Budget
+from sidecar.context.budget import ContextBudget
 from sidecar.context.identity import ROLES, Identity
 from sidecar.context.render import identity_note, mark_data
 from sidecar.context.tokens import TokenCounter
@@ -120,7 +120,7 @@ def assemble(
     scope: Scope,
     text: str,
     identity: Identity,
-    budget: Budget,
+    budget: ContextBudget,
     counter: TokenCounter,
     with_memory: bool = True,
     similar: Sequence[Memory] = (),
@@ -204,7 +204,7 @@ def _memory_line(memory: Memory) -> str:
 
 
 def _pinned(
-    out: Assembly, pinned: Sequence[Memory], budget: Budget, counter: TokenCounter
+    out: Assembly, pinned: Sequence[Memory], budget: ContextBudget, counter: TokenCounter
 ) -> set[str]:
     if not pinned:
         return set()
@@ -233,7 +233,7 @@ def _memories(
     scope: Scope,
     text: str,
     pinned: set[str],
-    budget: Budget,
+    budget: ContextBudget,
     counter: TokenCounter,
     similar: Sequence[Memory] = (),
 ) -> None:
@@ -277,7 +277,7 @@ def summary_note(summary: SummaryRecord) -> str:
 
 
 def _summary(
-    out: Assembly, summary: SummaryRecord | None, budget: Budget, counter: TokenCounter
+    out: Assembly, summary: SummaryRecord | None, budget: ContextBudget, counter: TokenCounter
 ) -> None:
     if summary is None:
         return
@@ -304,7 +304,7 @@ def _recent(
     summary: SummaryRecord | None,
     room: int,
     counter: TokenCounter,
-    budget: Budget,
+    budget: ContextBudget,
 ) -> None:
     """The newest author and assistant messages after the summary, until `room` is full (one
     index range scan, newest first, read row by row and stopped early)."""
@@ -349,7 +349,7 @@ def _left_out(
     summary: SummaryRecord | None,
     scanned: int,
     bounds: tuple[int | None, int | None],
-    budget: Budget,
+    budget: ContextBudget,
 ) -> None:
     """Account for the messages not shown: summarized ones, and older ones that did not fit.
     Older ones that did not fit are to be compacted up to the newest half of the recent share
@@ -389,7 +389,7 @@ def _older(
     thread_id: str,
     *,
     text: str,
-    budget: Budget,
+    budget: ContextBudget,
     counter: TokenCounter,
 ) -> ChatEntry | None:
     """Older messages (before the recent ones) that match the new message's words."""

@@ -29,7 +29,7 @@ MIN_WINDOW = 1_000
 
 
 @dataclass(frozen=True, slots=True)
-class Budget:
+class ContextBudget:
     window: int
 
     @property
@@ -72,5 +72,5 @@ class Budget:
         return self.share(0.50)
 
 
-def budget_for(window: int | None) -> Budget:
-    return Budget(max(window or DEFAULT_WINDOW, MIN_WINDOW))
+def budget_for(window: int | None) -> ContextBudget:
+    return ContextBudget(max(window or DEFAULT_WINDOW, MIN_WINDOW))

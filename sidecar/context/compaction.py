@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from mcp_servers.memory import Memory, MemoryRefusal, MemoryStore, Scope
 from sidecar.context.assemble import CompactionPlan
-from sidecar.context.budget import Budget
+from sidecar.context.budget import ContextBudget
 from sidecar.context.tokens import TokenCounter
 from sidecar.llm.compaction import compact
 from sidecar.llm.types import Planner, PlannerError
@@ -83,7 +83,7 @@ async def run_compaction(
     thread_id: str,
     scope: Scope,
     plan: CompactionPlan,
-    budget: Budget,
+    budget: ContextBudget,
     counter: TokenCounter,
 ) -> CompactionOutcome:
     """Summarize `plan`'s range (and flush memories first); on a model failure nothing changes

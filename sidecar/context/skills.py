@@ -1,6 +1,6 @@
 """The skills the context offers: names and descriptions within their share of the token
-budget (`Budget.skills`, 2% of the input budget; Codex gives its skill listing about 2% of the
-window).
+budget (`ContextBudget.skills`, 2% of the input budget; Codex gives its skill listing about 2%
+of the window).
 
 Progressive disclosure: the context lists each usable skill's name and description (shortened,
 then left out with a reason when the listing would pass its share); a skill's instructions enter
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mcp_servers.skills import Catalog, Listing, build_listing, default_roots
 from sidecar.context.assemble import Assembly, Item
-from sidecar.context.budget import Budget
+from sidecar.context.budget import ContextBudget
 from sidecar.context.render import mark_data
 from sidecar.context.tokens import TokenCounter
 
@@ -46,7 +46,7 @@ async def offer_skills(
     *,
     workspace: Path,
     data_dir: Path,
-    budget: Budget,
+    budget: ContextBudget,
     counter: TokenCounter,
     allows: Callable[[str], bool] | None = None,
 ) -> Listing | None:

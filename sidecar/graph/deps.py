@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sidecar.context.parts import MemoryDeps
 from sidecar.llm.embeddings import Embedder
@@ -12,14 +12,26 @@ from sidecar.plans.deps import CompiledRef, PlanDeps
 __all__ = ["CompiledRef", "GraphDeps"]
 
 
+def _no_embedder() -> Embedder | None:
+    """No embedding model is configured: memories are found by their words only."""
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class GraphDeps(PlanDeps):
-    """`PlanDeps` (what the plans wing needs) plus what the context and planner nodes need."""
+    """`PlanDeps` (what the plans wing needs) plus what the context, planner and dispatch nodes
+    need."""
 
     context_messages: int = 30
-    memory: MemoryDeps | None = None
+    # The configured embedding model (None: memories are found by their words only).
+    embedder: Callable[[], Embedder | None] = _no_embedder
+    memory: MemoryDeps = field(kw_only=True)
     # The author's messages queued in steer mode for this thread's running turn, delivered
     # (written to the conversation) as they are taken; the planner reads them before each step.
-    steering: Callable[[str, str | None, Collection[str]], list[tuple[str, str]]] | None = None
-    # The configured embedding model (None: memories are found by their words only).
-    embedder: Callable[[], Embedder | None] | None = None
+    steering: Callable[[str, str | None, Collection[str]], list[tuple[str, str]]] = field(
+        kw_only=True
+    )
+    # Runs an approved plan of the author's thread in the background: (thread id, plan id) →
+    # the background run's id. A subagent's own plans run inside its task instead (it waits
+    # for them).
+    background: Callable[[str, str], str] = field(kw_only=True)

@@ -11,7 +11,6 @@ from sidecar.protocol import (
     AUTOMATION_SET,
     AutomationInfo,
     AutomationSetParams,
-    ErrorCode,
     QueueEmpty,
     QueueErrorCode,
     RpcError,
@@ -21,18 +20,15 @@ from sidecar.protocol import (
 @registry.method(AUTOMATION_GET)
 async def automation_get(svc: Services, params: QueueEmpty) -> AutomationInfo:
     del params
-    return svc.automation_settings.load() if svc.automation_settings else AutomationInfo()
+    return svc.automation_settings.load()
 
 
 @registry.method(AUTOMATION_SET)
 async def automation_set(svc: Services, params: AutomationSetParams) -> AutomationInfo:
-    if svc.automation_settings is None:
-        raise RpcError(ErrorCode.INTERNAL_ERROR, "automation settings are not available")
     try:
         info = svc.automation_settings.update(params.model_dump())
     except ValidationError as exc:
         raise RpcError(QueueErrorCode.AUTOMATION_INVALID, str(exc)) from exc
     await svc.runs.lanes.caps_changed()
-    if svc.automation is not None:
-        svc.automation.heartbeat.poke()
+    svc.automation.heartbeat.poke()
     return info

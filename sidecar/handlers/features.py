@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
-from sidecar.host.features.client import FeatureRefusedError, FeatureUnavailableError, HostFeatures
+from sidecar.host.features.client import FeatureRefusedError, FeatureUnavailableError
 from sidecar.protocol import (
     PROMPT_GET,
     PROMPT_LIST,
@@ -38,12 +38,6 @@ from sidecar.protocol import (
 )
 
 
-def _features(svc: Services) -> HostFeatures:
-    if svc.features is None:
-        raise RpcError(FeatureErrorCode.FEATURE_UNSUPPORTED, "client features are not enabled")
-    return svc.features
-
-
 @contextmanager
 def _feature_errors() -> Generator[None]:
     try:
@@ -56,7 +50,7 @@ def _feature_errors() -> Generator[None]:
 
 @registry.method(SERVER_LOG_LIST)
 async def server_log_list(svc: Services, params: ServerLogListParams) -> ServerLogListResult:
-    logs = _features(svc).logs
+    logs = svc.features.logs
     entries = logs.entries(
         params.server, min_level=params.min_level, after_seq=params.after_seq, limit=params.limit
     )
@@ -83,7 +77,7 @@ async def server_log_set_level(
     svc: Services, params: ServerLogSetLevelParams
 ) -> ServerLogSetLevelResult:
     with _feature_errors():
-        sent = await _features(svc).set_log_level(params.server, params.level)
+        sent = await svc.features.set_log_level(params.server, params.level)
     return ServerLogSetLevelResult(
         server=params.server, level=params.level, applied="now" if sent else "next_connection"
     )
@@ -92,42 +86,40 @@ async def server_log_set_level(
 @registry.method(RESOURCE_LIST)
 async def resource_list(svc: Services, params: ResourceListParams) -> ResourceListResult:
     with _feature_errors():
-        resources, templates = await _features(svc).resources(params.server)
+        resources, templates = await svc.features.resources(params.server)
     return ResourceListResult.model_validate({"resources": resources, "templates": templates})
 
 
 @registry.method(RESOURCE_READ)
 async def resource_read(svc: Services, params: ResourceRef) -> ResourceReadResult:
     with _feature_errors():
-        read = await _features(svc).read_resource(params.server, params.uri)
+        read = await svc.features.read_resource(params.server, params.uri)
     return ResourceReadResult.model_validate(read)
 
 
 @registry.method(RESOURCE_ATTACH)
 async def resource_attach(svc: Services, params: ResourceRef) -> ResourceAttachResult:
     with _feature_errors():
-        attached = await _features(svc).attach_resource(params.server, params.uri)
+        attached = await svc.features.attach_resource(params.server, params.uri)
     return ResourceAttachResult.model_validate(attached)
 
 
 @registry.method(RESOURCE_SUBSCRIBE)
 async def resource_subscribe(svc: Services, params: ResourceSubscribeParams) -> FeaturesEmpty:
     with _feature_errors():
-        await _features(svc).subscribe_resource(
-            params.server, params.uri, subscribe=params.subscribe
-        )
+        await svc.features.subscribe_resource(params.server, params.uri, subscribe=params.subscribe)
     return FeaturesEmpty()
 
 
 @registry.method(PROMPT_LIST)
 async def prompt_list(svc: Services, params: PromptListParams) -> PromptListResult:
     with _feature_errors():
-        prompts = await _features(svc).prompts(params.server)
+        prompts = await svc.features.prompts(params.server)
     return PromptListResult.model_validate({"prompts": prompts})
 
 
 @registry.method(PROMPT_GET)
 async def prompt_get(svc: Services, params: PromptGetParams) -> PromptGetResult:
     with _feature_errors():
-        got = await _features(svc).get_prompt(params.server, params.name, params.arguments)
+        got = await svc.features.get_prompt(params.server, params.name, params.arguments)
     return PromptGetResult.model_validate(got)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from sidecar.handlers.registry import registry
-from sidecar.handlers.schedules import automation_of
 from sidecar.handlers.services import Services
 from sidecar.protocol import (
     HEARTBEAT_HISTORY,
@@ -17,7 +16,7 @@ from sidecar.protocol import (
 @registry.method(HEARTBEAT_HISTORY)
 async def heartbeat_history(svc: Services, params: QueueEmpty) -> HeartbeatHistoryResult:
     del params
-    auto = automation_of(svc)
+    auto = svc.automation
     return HeartbeatHistoryResult(
         thread_id=auto.heartbeat.thread_id, beats=tuple(auto.heartbeat.history())
     )
@@ -26,7 +25,7 @@ async def heartbeat_history(svc: Services, params: QueueEmpty) -> HeartbeatHisto
 @registry.method(HEARTBEAT_RUN_NOW)
 async def heartbeat_run_now(svc: Services, params: QueueEmpty) -> HeartbeatBeat:
     del params
-    auto = automation_of(svc)
+    auto = svc.automation
     status, detail = await auto.heartbeat.beat()
     if status == "running":
         return HeartbeatBeat(at=auto.clock.now(), status="running", run_id=detail)

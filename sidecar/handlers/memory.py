@@ -26,7 +26,6 @@ from sidecar.protocol import (
     MEMORY_UPDATE,
     MEMORY_WRITE,
     ContextEvent,
-    ErrorCode,
     MemoryEvent,
     MemoryEventInfo,
     MemoryEventsParams,
@@ -50,13 +49,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-async def _memory(svc: Services) -> MemoryDeps:
-    """The memory parts (LangGraph's store is imported on first use, not at start-up)."""
-    if svc.memory is None:
-        raise RpcError(ErrorCode.INTERNAL_ERROR, "memory is not available")
-    return await svc.memory()
-
-
 def _workspace(svc: Services) -> Path:
     return settings_mod.resolve_workspace(svc.settings.load(), os.environ, svc.data_dir)
 
@@ -69,7 +61,7 @@ async def memory_scope(svc: Services, thread_id: str) -> tuple[MemoryDeps, Scope
     """
     with typed_errors():
         svc.store.get_thread(thread_id)
-    mem = await _memory(svc)
+    mem = await svc.memory()
     from sidecar.context.staging import scope_for
 
     channel = mem.contexts.settings(thread_id).channel

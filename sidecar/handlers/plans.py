@@ -7,7 +7,7 @@ from typing import Any
 from sidecar.handlers.errors import typed_errors
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
-from sidecar.plans.profiles import Profile, ProfileError, ProfilesFile
+from sidecar.plans.profiles import Profile, ProfileError
 from sidecar.plans.shapes import plan_snapshot
 from sidecar.protocol import (
     PLAN_GET,
@@ -43,12 +43,8 @@ from sidecar.store import Store, TaskRecord
 _RETRYABLE = frozenset({"failed", "cancelled", "skipped"})
 
 
-def _profiles_file(svc: Services) -> ProfilesFile:
-    return svc.profiles or ProfilesFile(svc.data_dir / "profiles.json")
-
-
 def _profile_list(svc: Services) -> ProfileListResult:
-    file = _profiles_file(svc)
+    file = svc.profiles
     profiles, error = file.load()
     return ProfileListResult(
         profiles=tuple(ProfileInfo.model_validate(p.model_dump()) for p in profiles),
@@ -67,7 +63,7 @@ async def profile_list(svc: Services, params: CoordEmpty) -> ProfileListResult:
 async def profile_set(svc: Services, params: ProfileSetParams) -> ProfileListResult:
     profiles = tuple(Profile.model_validate(p.model_dump()) for p in params.profiles)
     try:
-        _profiles_file(svc).save(profiles)
+        svc.profiles.save(profiles)
     except ProfileError as exc:
         raise RpcError(CoordErrorCode.PROFILES_INVALID, str(exc)) from exc
     return _profile_list(svc)
@@ -139,8 +135,7 @@ async def task_cancel(svc: Services, params: TaskRef) -> CoordEmpty:
         return CoordEmpty()
     if task.final:
         raise RpcError(CoordErrorCode.TASK_NOT_RUNNING, f"task {task.id!r} is {task.status}")
-    running_here = svc.team is not None and svc.team.is_running(task.plan_id)
-    if running_here or svc.runs.is_busy(params.thread_id):
+    if svc.team.is_running(task.plan_id) or svc.runs.is_busy(params.thread_id):
         # Not started yet (waiting for dependencies or a slot): it ends as it starts.
         svc.coordinator.cancel_pending(task.plan_id, task.id)
         return CoordEmpty()
@@ -162,7 +157,7 @@ async def task_retry(svc: Services, params: TaskRef) -> TaskRetryResult:
     plan = svc.store.get_plan(task.plan_id)
     assert plan is not None
     with typed_errors():
-        if svc.team is not None and svc.store.get_thread(params.thread_id).parent_id is None:
+        if svc.store.get_thread(params.thread_id).parent_id is None:
             # The author's own plan runs in the background, beside whatever the thread does.
             _reopen(svc.store, plan.id, task.id)
             svc.store.set_plan_status(plan.id, "running")

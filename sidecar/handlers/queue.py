@@ -27,7 +27,6 @@ from sidecar.protocol import (
 from sidecar.runtime.queueing import (
     AlreadyDeliveredError,
     NoSuchQueuedError,
-    QueueDesk,
     QueueFullError,
 )
 
@@ -47,15 +46,9 @@ def queue_errors() -> Generator[None]:
         raise RpcError(ErrorCode.INVALID_PARAMS, str(exc)) from exc
 
 
-def _desk(svc: Services) -> QueueDesk:
-    if svc.queue is None:
-        raise RpcError(ErrorCode.INTERNAL_ERROR, "the message queue is not available")
-    return svc.queue
-
-
 @registry.method(QUEUE_LIST)
 async def queue_list(svc: Services, params: QueueListParams) -> QueueListResult:
-    desk = _desk(svc)
+    desk = svc.queue
     with typed_errors():
         messages = desk.listing(params.thread_id)
     return QueueListResult(
@@ -68,17 +61,17 @@ async def queue_list(svc: Services, params: QueueListParams) -> QueueListResult:
 @registry.method(QUEUE_EDIT)
 async def queue_edit(svc: Services, params: QueueEditParams) -> QueuedMessageInfo:
     with typed_errors(), queue_errors():
-        return _desk(svc).edit(params.thread_id, params.message_id, params.text)
+        return svc.queue.edit(params.thread_id, params.message_id, params.text)
 
 
 @registry.method(QUEUE_WITHDRAW)
 async def queue_withdraw(svc: Services, params: QueueRef) -> QueuedMessageInfo:
     with typed_errors(), queue_errors():
-        return _desk(svc).withdraw(params.thread_id, params.message_id)
+        return svc.queue.withdraw(params.thread_id, params.message_id)
 
 
 @registry.method(QUEUE_SET_MODE)
 async def queue_set_mode(svc: Services, params: QueueModeParams) -> QueueEmpty:
     with typed_errors(), queue_errors():
-        _desk(svc).set_mode(params.thread_id, params.mode)
+        svc.queue.set_mode(params.thread_id, params.mode)
     return QueueEmpty()

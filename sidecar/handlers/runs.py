@@ -25,8 +25,6 @@ from sidecar.protocol import (
 @registry.method(RUN_START)
 async def start(svc: Services, params: RunStartParams) -> RunRef:
     with typed_errors(), queue_errors():
-        if svc.queue is None:
-            return RunRef(run_id=await svc.runs.start(params.thread_id, params.text))
         run_id, queued_id = await svc.queue.submit(params.thread_id, params.text, params.mode)
     return RunRef(run_id=run_id, queued_id=queued_id)
 

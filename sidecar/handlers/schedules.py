@@ -18,7 +18,6 @@ from sidecar.protocol import (
     SCHEDULE_RESUME,
     SCHEDULE_RUN_NOW,
     SCHEDULE_UPDATE,
-    ErrorCode,
     FireInfo,
     QueueEmpty,
     QueueErrorCode,
@@ -47,14 +46,6 @@ def _refusals() -> Generator[None]:
         raise RpcError(code, str(exc), {"reason": str(exc.code)}) from exc
 
 
-def automation_of(svc: Services) -> Automation:
-    """Raises:
-    RpcError: INTERNAL_ERROR when schedules are not available."""
-    if svc.automation is None:
-        raise RpcError(ErrorCode.INTERNAL_ERROR, "schedules are not available")
-    return svc.automation
-
-
 def _info(auto: Automation, schedule_id: str) -> ScheduleInfo:
     return ScheduleInfo.model_validate(auto.book.get(schedule_id).view())
 
@@ -75,7 +66,7 @@ def _fire(fire: Fire) -> FireInfo:
 @registry.method(SCHEDULE_LIST)
 async def schedule_list(svc: Services, params: QueueEmpty) -> ScheduleListResult:
     del params
-    auto = automation_of(svc)
+    auto = svc.automation
     return ScheduleListResult(
         schedules=tuple(ScheduleInfo.model_validate(s.view()) for s in auto.book.list()),
         default_timezone=auto.zone_name,
@@ -84,7 +75,7 @@ async def schedule_list(svc: Services, params: QueueEmpty) -> ScheduleListResult
 
 @registry.method(SCHEDULE_CREATE)
 async def schedule_create(svc: Services, params: ScheduleCreateParams) -> ScheduleInfo:
-    auto = automation_of(svc)
+    auto = svc.automation
     with _refusals():
         created = auto.book.create(
             kind=params.kind,
@@ -100,7 +91,7 @@ async def schedule_create(svc: Services, params: ScheduleCreateParams) -> Schedu
 
 @registry.method(SCHEDULE_UPDATE)
 async def schedule_update(svc: Services, params: ScheduleUpdateParams) -> ScheduleInfo:
-    auto = automation_of(svc)
+    auto = svc.automation
     with _refusals():
         auto.book.update(
             params.schedule_id,
@@ -115,7 +106,7 @@ async def schedule_update(svc: Services, params: ScheduleUpdateParams) -> Schedu
 
 @registry.method(SCHEDULE_PAUSE)
 async def schedule_pause(svc: Services, params: ScheduleRef) -> ScheduleInfo:
-    auto = automation_of(svc)
+    auto = svc.automation
     with _refusals():
         auto.book.set_enabled(params.schedule_id, False)
         return _info(auto, params.schedule_id)
@@ -123,7 +114,7 @@ async def schedule_pause(svc: Services, params: ScheduleRef) -> ScheduleInfo:
 
 @registry.method(SCHEDULE_RESUME)
 async def schedule_resume(svc: Services, params: ScheduleRef) -> ScheduleInfo:
-    auto = automation_of(svc)
+    auto = svc.automation
     with _refusals():
         auto.book.set_enabled(params.schedule_id, True)
         return _info(auto, params.schedule_id)
@@ -132,14 +123,14 @@ async def schedule_resume(svc: Services, params: ScheduleRef) -> ScheduleInfo:
 @registry.method(SCHEDULE_DELETE)
 async def schedule_delete(svc: Services, params: ScheduleRef) -> QueueEmpty:
     with _refusals():
-        automation_of(svc).book.delete(params.schedule_id)
+        svc.automation.book.delete(params.schedule_id)
     return QueueEmpty()
 
 
 @registry.method(SCHEDULE_RUN_NOW)
 async def schedule_run_now(svc: Services, params: ScheduleRef) -> ScheduleRunResult:
     """Records a manual fire and starts it at once (the scheduler's own pass)."""
-    auto = automation_of(svc)
+    auto = svc.automation
     with _refusals():
         fire = auto.book.request_run(params.schedule_id)
     await auto.scheduler.tick()
@@ -150,5 +141,5 @@ async def schedule_run_now(svc: Services, params: ScheduleRef) -> ScheduleRunRes
 @registry.method(SCHEDULE_HISTORY)
 async def schedule_history(svc: Services, params: ScheduleRef) -> ScheduleHistoryResult:
     with _refusals():
-        fires = automation_of(svc).book.history(params.schedule_id)
+        fires = svc.automation.book.history(params.schedule_id)
     return ScheduleHistoryResult(fires=tuple(_fire(f) for f in fires))

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Services:
+    """Every part a handler may use, each present: the composition root (`sidecar.app`) builds
+    them all, so a handler has one path per method."""
+
     store: Store
     runs: RunManager
     host: ToolHost
@@ -35,12 +38,14 @@ class Services:
     model_configured: Callable[[], bool]
     workspace_changed: Callable[[Path], Awaitable[None]]
     warm_up: Callable[[], None]
+    features: HostFeatures
+    profiles: ProfilesFile
+    queue: QueueDesk
+    # The memory parts, built on first use (start-up does not import LangGraph's store).
+    memory: Callable[[], Awaitable[MemoryDeps]]
+    automation: Automation
+    automation_settings: AutomationSettings
+    team: TeamDesk
+    # The one the graph's plans run under: `task/cancel` reaches their live tasks through it.
+    coordinator: Coordinator
     shutdown_requested: asyncio.Event = field(default_factory=asyncio.Event)
-    features: HostFeatures | None = None
-    profiles: ProfilesFile | None = None
-    coordinator: Coordinator = field(default_factory=Coordinator)
-    queue: QueueDesk | None = None
-    memory: Callable[[], Awaitable[MemoryDeps]] | None = None
-    automation: Automation | None = None
-    automation_settings: AutomationSettings | None = None
-    team: TeamDesk | None = None

@@ -219,12 +219,10 @@ async def compaction(svc: Services, params: CompactionParams) -> CompactionResul
     contexts = mem.contexts
     if params.mode is not None:
         contexts.set_compaction(params.thread_id, mode=params.mode)
-    if params.compact_now and svc.queue is not None:
+    if params.compact_now:
         # A `/compact` turn: at once on an idle thread, right after the running turn otherwise.
         with queue_errors():
             await svc.queue.submit(params.thread_id, "/compact", "followup")
-    elif params.compact_now:  # no message queue (an app without one): at the next turn
-        contexts.set_compaction(params.thread_id, compact_next=True)
     if params.set_channel:
         contexts.set_channel(params.thread_id, (params.channel or "").strip() or None)
     current = contexts.settings(params.thread_id)

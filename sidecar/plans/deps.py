@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,10 +43,17 @@ def _default_profiles() -> dict[str, Profile]:
     return {p.id: p for p in DEFAULT_PROFILES}
 
 
+def _unlimited_slot(lane: str) -> AbstractAsyncContextManager[None]:
+    """A lane without a cap: a task waits only for its profile's slot."""
+    del lane
+    return nullcontext()
+
+
 @dataclass(frozen=True, slots=True)
 class PlanDeps:
     """The store, the host, the models and the coordinator a plan's tasks run with. The graph's
-    `PlanDeps` extends it with what only the main graph's nodes need (context, steering)."""
+    `GraphDeps` extends it with what only the main graph's nodes need (memory, steering,
+    the background desk)."""
 
     store: Store
     host: ToolHost
@@ -57,10 +64,8 @@ class PlanDeps:
     compiled: CompiledRef = field(default_factory=CompiledRef)
     workspace: Callable[[], Path] = Path.cwd
     data_dir: Path = field(default_factory=Path.cwd)
-    planner_for: Callable[[str], Planner | None] | None = None
     # A slot of a runtime lane by name (`subagent` for the tasks a turn hands off).
-    lane: Callable[[str], AbstractAsyncContextManager[None]] | None = None
-    # Runs an approved plan of the author's thread in the background: (thread id, plan id) →
-    # the background run's id. None: plans run inside the turn that made them (a subagent's own
-    # plans always do: its task waits for them).
-    background: Callable[[str, str], str] | None = None
+    lane: Callable[[str], AbstractAsyncContextManager[None]] = _unlimited_slot
+    # A planner on another model (a subagent profile's), same endpoint and key; None: no model
+    # is configured.
+    planner_for: Callable[[str], Planner | None] = field(kw_only=True)

@@ -93,7 +93,7 @@ async def internal_attempt(deps: PlanDeps, ctx: AttemptContext) -> AttemptResult
 
 def _model_name(deps: PlanDeps, ctx: AttemptContext) -> str | None:
     """The model the subagent's steps use (its profile's, else the configured one)."""
-    if ctx.profile.model and deps.planner_for is not None:
+    if ctx.profile.model:
         return ctx.profile.model
     model = getattr(getattr(deps.planner(), "config", None), "model", None)
     return model if isinstance(model, str) else None

@@ -76,7 +76,7 @@ async def run_task(deps: PlanDeps, inp: SubagentInput) -> None:
 def _subagent_lane(deps: PlanDeps, depth: int) -> AbstractAsyncContextManager[None]:
     """A slot of the runtime's `subagent` lane for a task of the author's own turn; a nested
     task runs in its parent's slot (waiting for a second one could wait forever)."""
-    if deps.lane is None or depth > 1:
+    if depth > 1:
         return nullcontext()
     return deps.lane("subagent")
 

@@ -20,10 +20,10 @@ from typing import Any
 
 from mcp_servers.memory import Memory, Scope
 from sidecar.context.assemble import Assembly, assemble
-from sidecar.context.budget import Budget, budget_for
+from sidecar.context.budget import ContextBudget, budget_for
 from sidecar.context.compaction import CompactionOutcome, run_compaction
 from sidecar.context.identity import Identity, read_identity
-from sidecar.context.parts import MemoryDeps, build_memory_deps
+from sidecar.context.parts import MemoryDeps
 from sidecar.context.skills import offer_skills
 from sidecar.context.staging import scope_for
 from sidecar.context.tokens import TokenCounter, load_counter
@@ -47,17 +47,6 @@ IDENTITY_DEADLINE_S = 5.0
 EMBED_DEADLINE_S = 10.0
 SIMILAR_MEMORIES = 8
 WINDOW_DEADLINE_S = 20.0
-_FALLBACK: dict[int, MemoryDeps] = {}
-
-
-def memory_of(deps: GraphDeps) -> MemoryDeps:
-    """The graph's memory parts (a graph built without them gets its own on the same file)."""
-    if deps.memory is not None:
-        return deps.memory
-    key = id(deps.store)
-    if key not in _FALLBACK:
-        _FALLBACK[key] = build_memory_deps(deps.store)
-    return _FALLBACK[key]
 
 
 def make_context(deps: GraphDeps):
@@ -90,7 +79,7 @@ async def _assembled(
 ) -> tuple[list[ChatEntry], dict[str, int], str]:
     """The context's turns, the compaction's model usage, and what compaction did in a line
     (`compact`: compact now, whatever the budget says)."""
-    mem = memory_of(deps)
+    mem = deps.memory
     thread_id = state["thread_id"]
     is_agent = bool(state.get("agent"))
     planner = deps.planner()
@@ -181,7 +170,7 @@ def _notice(outcome: CompactionOutcome | None, why_not: str | None) -> str:
 async def _similar(deps: GraphDeps, mem: MemoryDeps, scope: Scope, text: str) -> list[Memory]:
     """Memories close in meaning to the new message, when an embedding model is configured; a
     failed or slow embedding request costs only this (the turn goes on with word matches)."""
-    embedder = deps.embedder() if deps.embedder is not None else None
+    embedder = deps.embedder()
     if embedder is None or not text.strip():
         return []
     try:
@@ -210,7 +199,7 @@ async def _compact(
     *,
     assembly: Assembly,
     scope: Scope,
-    budget: Budget,
+    budget: ContextBudget,
     counter: TokenCounter,
     state: TurnState,
 ) -> CompactionOutcome:
@@ -250,7 +239,7 @@ def emit_memory(
 
 def _report(
     assembly: Assembly,
-    budget: Budget,
+    budget: ContextBudget,
     *,
     counter: TokenCounter,
     model: str | None,
@@ -321,7 +310,7 @@ def _configured_window() -> int | None:
     return int(raw) if raw.isdigit() and int(raw) > 0 else None
 
 
-async def _identity(workspace: Path, budget: Budget, counter: TokenCounter) -> Identity:
+async def _identity(workspace: Path, budget: ContextBudget, counter: TokenCounter) -> Identity:
     try:
         return await asyncio.wait_for(
             asyncio.to_thread(read_identity, workspace, budget.identity_file, counter.count),

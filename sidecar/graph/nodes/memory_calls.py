@@ -9,7 +9,6 @@ from typing import Any
 
 from sidecar.context.staging import PREFIX, route_memory_calls, scope_for
 from sidecar.graph.deps import GraphDeps
-from sidecar.graph.nodes.context import memory_of
 from sidecar.graph.nodes.tool import record_call, record_result
 from sidecar.store.records import question_id
 from sidecar.turn.state import ChatEntry, ToolCallEntry, TurnState
@@ -28,7 +27,7 @@ def stage_memory_calls(deps: GraphDeps, state: TurnState, update: dict[str, Any]
     pending: list[ToolCallEntry] = list(update.get("pending") or [])
     if not any(str(c["name"]).startswith(PREFIX) for c in pending):
         return update
-    mem = memory_of(deps)
+    mem = deps.memory
     thread_id = state["thread_id"]
     channel = mem.contexts.settings(thread_id).channel
     run, staged, answered = route_memory_calls(

@@ -12,7 +12,7 @@ from typing import Any
 
 from sidecar.context.flush import apply_staged
 from sidecar.graph.deps import GraphDeps
-from sidecar.graph.nodes.context import emit_memory, memory_of
+from sidecar.graph.nodes.context import emit_memory
 from sidecar.store.records import answer_id
 from sidecar.turn.events import MessageWritten, TurnUsageReported, emit
 from sidecar.turn.state import RESET, TurnState
@@ -47,7 +47,7 @@ def _flush_memory(deps: GraphDeps, state: TurnState) -> None:
     ops = state.get("memory_writes") or []
     if not ops:
         return
-    for applied in apply_staged(memory_of(deps).memory, ops):
+    for applied in apply_staged(deps.memory.memory, ops):
         emit_memory(applied.action, applied.memory, applied.key, applied.error)
 
 
@@ -63,7 +63,7 @@ def _record_usage(deps: GraphDeps, state: TurnState) -> None:
     from sidecar.llm.window import turn_cost
 
     cost = turn_cost(model, prompt, completion) if model else None
-    contexts = memory_of(deps).contexts
+    contexts = deps.memory.contexts
     contexts.record_usage(
         state["turn_id"],
         state["thread_id"],

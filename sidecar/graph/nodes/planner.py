@@ -130,8 +130,6 @@ def _steering(deps: GraphDeps, state: TurnState) -> list[ChatEntry]:
     agent = state.get("agent")
     if agent is not None:
         return take_messages(deps, agent["parent_thread_id"], agent["task_id"], state["thread_id"])
-    if deps.steering is None:
-        return []
     seen = {e["queued_id"] for e in state.get("scratch", []) if "queued_id" in e}
     taken = deps.steering(state["thread_id"], state.get("turn_id"), seen)
     return [{"role": "user", "content": text, "queued_id": qid} for qid, text in taken]
@@ -139,7 +137,7 @@ def _steering(deps: GraphDeps, state: TurnState) -> list[ChatEntry]:
 
 def _model_for(deps: GraphDeps, state: TurnState) -> Planner | None:
     profile = agent_profile(deps, state)
-    if profile is not None and profile.model and deps.planner_for is not None:
+    if profile is not None and profile.model:
         return deps.planner_for(profile.model)
     return deps.planner()
 

@@ -4,27 +4,11 @@ tests of what the store gives back (memory events, summaries)."""
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
-from sidecar.context.parts import MemoryDeps, build_memory_deps
-from sidecar.handlers.services import Services
 from sidecar.protocol import MemoryEvent, MessageEvent, ToolResult, WireModel
 from sidecar.runtime.wire import message_info
 from sidecar.store import Store
 from sidecar.store.records import StoredToolCall
-from tests.sidecar.rpc.peer import build_services
-
-
-def services_with_memory(tmp_path: Path) -> Services:
-    """Real services over a real SQLite file, with their memory parts."""
-    services = build_services(tmp_path)
-    deps = build_memory_deps(services.store)
-
-    async def memory() -> MemoryDeps:
-        return deps
-
-    services.memory = memory
-    return services
 
 
 class RunWriter:

@@ -21,14 +21,15 @@ from sidecar.protocol import (
     RpcError,
 )
 from tests.sidecar.handlers.conftest import call
-from tests.sidecar.handlers.run_writer import RunWriter, services_with_memory
+from tests.sidecar.handlers.run_writer import RunWriter
+from tests.sidecar.rpc.peer import build_services
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 def svc(tmp_path: Path) -> Iterator[Services]:
-    services = services_with_memory(tmp_path)
+    services = build_services(tmp_path)
     yield services
     services.store.db.close()
 

@@ -9,14 +9,10 @@ import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from sidecar.graph.builder import compile_graph
-from sidecar.graph.deps import GraphDeps
 from sidecar.handlers.services import Services
-from sidecar.host.host import ToolHost
 from sidecar.protocol import (
     ErrorCode,
     QueuedMessageInfo,
@@ -30,11 +26,14 @@ from sidecar.protocol import (
     RunRef,
     RunStartParams,
 )
-from sidecar.runtime.checkpoints import open_checkpointer
-from sidecar.runtime.queueing import QueueDesk
-from sidecar.runtime.runs import RunManager
 from tests.sidecar.handlers.conftest import call
-from tests.sidecar.rpc.peer import Peer, build_services, error_code, registry_routes
+from tests.sidecar.rpc.peer import (
+    Peer,
+    build_services,
+    close_services,
+    error_code,
+    registry_routes,
+)
 from tests.sidecar.rpc.streams import capture_writer
 from tests.sidecar.runtime.scripted import Gate, ScriptedPlanner, answer
 
@@ -59,18 +58,9 @@ class QueueServices:
 
 @pytest.fixture
 async def qsvc(tmp_path: Path) -> AsyncIterator[QueueServices]:
-    base = build_services(tmp_path)
-    store = base.store
-    host = ToolHost([])
     planner = ScriptedPlanner([])
     changed = asyncio.Event()
     receipts: list[QueuedMessageInfo] = []
-
-    async def factory() -> tuple[Any, Any]:
-        saver = open_checkpointer(store.db.conn)
-        deps = GraphDeps(store, host, lambda: planner, lambda: "configure a model")
-        compile_graph(deps, saver)
-        return deps.compiled.get()
 
     def on_event(_params: RunEventParams) -> None:
         changed.set()
@@ -79,13 +69,9 @@ async def qsvc(tmp_path: Path) -> AsyncIterator[QueueServices]:
         receipts.append(info)
         changed.set()
 
-    runs = RunManager(store, on_event, factory)
-    desk = QueueDesk(store, runs, on_receipt)
-    svc = dataclasses.replace(base, runs=runs, queue=desk)
+    svc = build_services(tmp_path, planner=lambda: planner, sink=on_event, notify_queue=on_receipt)
     yield QueueServices(svc, planner, receipts, changed)
-    await desk.aclose()
-    await runs.shutdown()
-    store.db.close()
+    await close_services(svc)
 
 
 async def set_mode(svc: Services, thread_id: str, mode: QueueMode) -> None:

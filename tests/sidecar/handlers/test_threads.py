@@ -22,7 +22,7 @@ from sidecar.protocol import (
 )
 from sidecar.store.context import ContextRepo
 from tests.sidecar.handlers.conftest import call
-from tests.sidecar.handlers.run_writer import RunWriter, services_with_memory
+from tests.sidecar.handlers.run_writer import RunWriter
 from tests.sidecar.rpc.peer import build_services
 
 pytestmark = pytest.mark.anyio
@@ -108,7 +108,7 @@ def test_a_thread_summary_without_a_channel_still_parses() -> None:
 
 @pytest.fixture
 def memory_svc(tmp_path: Path) -> Iterator[Services]:
-    services = services_with_memory(tmp_path)
+    services = build_services(tmp_path)
     yield services
     services.store.db.close()
 

@@ -104,6 +104,7 @@ async def test_a_reviewed_result_is_kept_and_a_leftover_copy_removed(store: Stor
         store=store,
         host=cast(Any, None),
         planner=lambda: None,
+        planner_for=lambda _model: None,
         how_to_configure=lambda: "",
         workspace=lambda: workspace,
         data_dir=tmp_path / "data",

@@ -34,7 +34,7 @@ def deps(tmp_path: Path) -> PlanDeps:
     store.create_plan("p", thread.id, "goal", None)
     spec = TaskSpec("a", "a", "a", "general").to_json()
     store.replace_open_tasks("p", "goal", [spec, {**spec, "id": "b", "optional": True}])
-    return PlanDeps(store, cast(Any, None), lambda: None, lambda: "")
+    return PlanDeps(store, cast(Any, None), lambda: None, lambda: "", planner_for=lambda _m: None)
 
 
 def _task(deps: PlanDeps, task_id: str = "a") -> TaskRecord:

@@ -39,7 +39,14 @@ def deps(tmp_path: Path) -> PlanDeps:
     code = {**write, "id": "code", "title": "Code", "profile": "claude"}
     store.replace_open_tasks("p", "write the report", [write, check, code])
     profiles = {p.id: p for p in DEFAULT_PROFILES}
-    return PlanDeps(store, cast(Any, None), lambda: None, lambda: "", profiles=lambda: profiles)
+    return PlanDeps(
+        store,
+        cast(Any, None),
+        lambda: None,
+        lambda: "",
+        profiles=lambda: profiles,
+        planner_for=lambda _m: None,
+    )
 
 
 def _call(name: str, **arguments: Any) -> ToolCallEntry:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,28 @@ import anyio
 
 from sidecar.handlers.services import Services
 from sidecar.handlers.table import load_all
+from sidecar.host.features.client import HostFeatures
 from sidecar.host.host import ToolHost
-from sidecar.protocol import CANCEL_REQUEST, ErrorCode, RpcError, WireModel
+from sidecar.llm.types import Planner
+from sidecar.protocol import (
+    CANCEL_REQUEST,
+    ErrorCode,
+    NotifyParams,
+    QueuedMessageInfo,
+    RpcError,
+    RunEventParams,
+    WireModel,
+)
 from sidecar.rpc.framing import MAX_FRAME_BYTES, read_frames
 from sidecar.rpc.server import Route, RpcServer
-from sidecar.runtime.runs import RunManager
+from sidecar.runtime.automation import Automation
+from sidecar.runtime.clock import SystemClock
+from sidecar.runtime.emitter import EventSink
+from sidecar.runtime.live import LiveInterrupts
 from sidecar.settings import SettingsFile
 from sidecar.store import Store, open_database
 from tests.sidecar.rpc.streams import Capture
+from tests.sidecar.runtime.wiring import wire_runtime
 
 REPLY_TIMEOUT_S = 10
 
@@ -93,28 +108,82 @@ class ScriptedRoutes:
         }
 
 
-async def _no_graph() -> tuple[Any, Any]:
-    raise AssertionError("the RPC tests never start a run")
-
-
 async def _ignore_workspace(root: Path) -> None:
     del root
 
 
-def build_services(data: Path) -> Services:
-    """Real services over a fresh SQLite file, enough for the lifecycle handlers."""
+def _no_model() -> Planner | None:
+    return None
+
+
+def _drop(params: RunEventParams) -> None:
+    del params
+
+
+def build_services(
+    data: Path,
+    *,
+    planner: Callable[[], Planner | None] = _no_model,
+    sink: EventSink = _drop,
+    notify_queue: Callable[[QueuedMessageInfo], None] | None = None,
+    notify_automation: Callable[[NotifyParams], None] | None = None,
+) -> Services:
+    """Real services over a fresh SQLite file, every part wired as `sidecar.app` wires it (no
+    MCP servers; by default no model is configured, so a turn runs direct commands only)."""
     store = Store(open_database(data / "atrium.db"))
+    workspace = data / "ws"
+    workspace.mkdir(exist_ok=True)
+    features = HostFeatures(workspace)
+    host = ToolHost([], features=features)
+    wired = wire_runtime(
+        store,
+        host,
+        planner,
+        sink,
+        data,
+        workspace=workspace,
+        live=LiveInterrupts(store, features.calls),
+        notify_queue=notify_queue or (lambda _message: None),
+    )
+    automation = Automation(
+        store,
+        wired.runs,
+        wired.queue,
+        wired.automation_settings,
+        lambda: workspace,
+        notify_automation or (lambda _params: None),
+        SystemClock(),
+        "UTC",
+    )
     return Services(
         store=store,
-        runs=RunManager(store, lambda _params: None, _no_graph),
-        host=ToolHost([]),
+        runs=wired.runs,
+        host=host,
         settings=SettingsFile(data / "settings.json"),
         data_dir=data,
         version="9.9.9",
-        model_configured=lambda: False,
+        model_configured=lambda: planner() is not None,
         workspace_changed=_ignore_workspace,
         warm_up=lambda: None,
+        features=features,
+        profiles=wired.profiles,
+        coordinator=wired.coordinator,
+        queue=wired.queue,
+        memory=wired.memory.get,
+        automation=automation,
+        automation_settings=wired.automation_settings,
+        team=wired.team,
     )
+
+
+async def close_services(services: Services) -> None:
+    """Stop what the services may have started (turns, queued deliveries, background plans,
+    schedules), then close the database."""
+    await services.automation.aclose()
+    await services.queue.aclose()
+    await services.team.aclose()
+    await services.runs.shutdown()
+    services.store.db.close()
 
 
 def registry_routes(services: Services, names: tuple[str, ...]) -> dict[str, Route]:

@@ -12,14 +12,12 @@ from typing import Any
 
 import pytest
 
-from sidecar.graph.builder import compile_graph
-from sidecar.graph.deps import GraphDeps
 from sidecar.host.host import ServerSpec, ToolHost
 from sidecar.protocol import TERMINAL_EVENT_TYPES, RunEventParams
-from sidecar.runtime.checkpoints import open_checkpointer
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Database, Store, open_database
 from tests.sidecar.runtime.scripted import ScriptedPlanner
+from tests.sidecar.runtime.wiring import wire_runtime
 
 
 @dataclass
@@ -118,17 +116,17 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
     await host.wait_ready()
     planner = ScriptedPlanner([])
     sinks: list[Rig] = []
-
-    async def factory() -> tuple[Any, Any]:
-        saver = open_checkpointer(db.conn)
-        deps = GraphDeps(store, host, lambda: planner, lambda: "configure a model")
-        compile_graph(deps, saver)
-        return deps.compiled.get()
-
-    runs = RunManager(store, lambda p: sinks[0].sink(p), factory)  # noqa: PLW0108 - late bound
-    rig = Rig(db, store, runs, planner, workspace, gate)
+    wired = wire_runtime(
+        store,
+        host,
+        lambda: planner,
+        lambda p: sinks[0].sink(p),  # noqa: PLW0108 - late bound
+        tmp_path,
+        workspace=workspace,
+    )
+    rig = Rig(db, store, wired.runs, planner, workspace, gate)
     sinks.append(rig)
     yield rig
-    await runs.shutdown()
+    await wired.aclose()
     await host.aclose()
     db.close()

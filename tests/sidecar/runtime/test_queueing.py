@@ -13,22 +13,19 @@ from typing import Any
 
 import pytest
 
-from sidecar.graph.builder import compile_graph
-from sidecar.graph.deps import GraphDeps
 from sidecar.host.host import ServerSpec, ToolHost
 from sidecar.llm.types import PlannerError
 from sidecar.protocol import MAX_QUEUED_PER_THREAD, QueuedMessageInfo
-from sidecar.runtime.checkpoints import open_checkpointer
 from sidecar.runtime.queueing import (
     AlreadyDeliveredError,
     NoSuchQueuedError,
     QueueDesk,
     QueueFullError,
 )
-from sidecar.runtime.runs import RunManager
 from sidecar.store import Store, open_database
 from tests.sidecar.runtime.conftest import Rig
 from tests.sidecar.runtime.scripted import Gate, ScriptedPlanner, answer, call
+from tests.sidecar.runtime.wiring import wire_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -67,32 +64,26 @@ async def qrig(tmp_path: Path) -> AsyncIterator[QueueRig]:
     planner = ScriptedPlanner([])
     holder: list[QueueRig] = []
 
-    async def factory() -> tuple[Any, Any]:
-        saver = open_checkpointer(db.conn)
-        deps = GraphDeps(
-            store,
-            host,
-            lambda: planner,
-            lambda: "configure a model",
-            steering=lambda tid, turn, seen: holder[0].desk.take_steering(tid, turn, seen),  # noqa: PLW0108 - late bound
-        )
-        compile_graph(deps, saver)
-        return deps.compiled.get()
-
     def sink(params: Any) -> None:
         holder[0].rig.sink(params)
         holder[0].changed.set()
         if params.event.type == "run_started":
             holder[0].started.append(params.run_id)
 
-    runs = RunManager(store, sink, factory)
-    rig = Rig(db, store, runs, planner, workspace, None)  # type: ignore[arg-type]
     receipts: list[QueuedMessageInfo] = []
-    desk = QueueDesk(store, runs, receipts.append)
-    holder.append(QueueRig(rig, desk, receipts))
+    wired = wire_runtime(
+        store,
+        host,
+        lambda: planner,
+        sink,
+        tmp_path,
+        workspace=workspace,
+        notify_queue=receipts.append,
+    )
+    rig = Rig(db, store, wired.runs, planner, workspace, None)  # type: ignore[arg-type]
+    holder.append(QueueRig(rig, wired.queue, receipts))
     yield holder[0]
-    await desk.aclose()
-    await runs.shutdown()
+    await wired.aclose()
     await host.aclose()
     db.close()
 

@@ -8,23 +8,20 @@ from collections import defaultdict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import anyio
 
-from sidecar.graph.builder import compile_graph
-from sidecar.graph.deps import GraphDeps
 from sidecar.host.features.client import HostFeatures
 from sidecar.host.features.sampling import Sampler
 from sidecar.host.host import ServerSpec, ToolHost
 from sidecar.protocol import TERMINAL_EVENT_TYPES, InterruptEvent, InterruptInfo, RunEventParams
-from sidecar.runtime.checkpoints import open_checkpointer
 from sidecar.runtime.live import LiveInterrupts
 from sidecar.runtime.runs import RunManager
 from sidecar.store import Database, Store, open_database
 from tests.setup.mcp_everything import Everything
 from tests.sidecar.host.features.conftest import SERVER, stdio_params
 from tests.sidecar.runtime.scripted import ScriptedPlanner
+from tests.sidecar.runtime.wiring import wire_runtime
 
 
 @dataclass
@@ -84,18 +81,19 @@ async def live_rig(
     planner = ScriptedPlanner([])
     live = LiveInterrupts(store, features.calls)
     sinks: list[LiveRig] = []
-
-    async def factory() -> tuple[Any, Any]:
-        saver = open_checkpointer(db.conn)
-        deps = GraphDeps(store, host, lambda: planner, lambda: "configure a model")
-        compile_graph(deps, saver)
-        return deps.compiled.get()
-
-    runs = RunManager(store, lambda p: sinks[0].sink(p), factory, live=live)  # noqa: PLW0108
-    rig = LiveRig(db, store, runs, live, features, planner)
+    wired = wire_runtime(
+        store,
+        host,
+        lambda: planner,
+        lambda p: sinks[0].sink(p),  # noqa: PLW0108 - late bound
+        tmp_path,
+        workspace=workspace,
+        live=live,
+    )
+    rig = LiveRig(db, store, wired.runs, live, features, planner)
     sinks.append(rig)
     yield rig
-    await runs.shutdown()
+    await wired.aclose()
     await host.aclose()
     db.close()
     from sidecar.llm.planner import aclose_model_clients
