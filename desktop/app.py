@@ -85,7 +85,7 @@ def build_desktop(
     client.server_status_received.connect(servers.handle_status)
     coord = CoordController(api)
     client.run_event_received.connect(coord.handle_run_event)
-    client.initialized.connect(lambda _result: coord.reload())
+    client.initialized.connect(lambda _result: coord.refresh())
     memory = MemoryController(api)
     client.run_event_received.connect(memory.handle_run_event)
     queue = QueueController(api)

@@ -1,9 +1,11 @@
 """`CoordController`: requests of the run tree and the profiles tab, replies into `RunTree`.
 
 Like the other controllers it never waits: each method sends one request and returns its
-`PendingRequest`. Plan and task replies update `RunTree`; a refused task action is shown on the
-task itself (`RunTree.set_task_error`), a refused `plan/get` or autonomy switch in the tree's
-header (`RunTree.error`). Profile replies go to the caller's `.then` (the profiles tab).
+`PendingRequest`. Plan and task replies update `RunTree` (the plans of every thread: a task's
+actions go to its plan's thread, whichever thread is shown); a refused task action is shown on
+the task itself (`RunTree.set_task_error`), a refused `plan/get`, `plan/list` or autonomy switch
+in the tree's header (`RunTree.error`). Profile replies go to the caller's `.then` (the profiles
+tab); what a task's team did is asked through `team` (`TeamController`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 from collections.abc import Callable
 
 from desktop.controllers.budget import ThreadBudgetController
+from desktop.controllers.team import TeamController
 from desktop.ipc.api import SidecarApi
 from desktop.ipc.pending import PendingRequest, ResultT
 from desktop.models.emitter import Emitter
@@ -24,6 +27,8 @@ from sidecar.protocol import (
     ErrorObject,
     PlanGetParams,
     PlanGetResult,
+    PlanListParams,
+    PlanListResult,
     ProfileInfo,
     ProfileListResult,
     ProfileSetParams,
@@ -65,10 +70,31 @@ class CoordController:
         self.tree = tree if tree is not None else RunTree()
         self.tree.resync_needed.connect(self._on_resync_needed)
         self.budget = ThreadBudgetController(api)
+        self.team = TeamController(api, self.tree, self._log)
 
     def handle_run_event(self, params: RunEventParams) -> None:
         self.tree.apply(params)
         self.budget.handle_run_event(params)
+
+    def refresh(self) -> None:
+        """After a (re)connect: the plans of every thread, and the shown thread's whole."""
+        self.load_all()
+        self.reload()
+
+    def load_all(self) -> PendingRequest[PlanListResult]:
+        """`plan/list`: the plans of every thread (a delegated plan runs in the background of
+        its thread, shown or not)."""
+
+        def on_error(error: ErrorObject) -> None:
+            logger.warning("plan/list failed: %s (%s)", error.message, error.code)
+            self.tree.fail_load_all(f"Loading the plans of every thread failed: {error.message}")
+
+        self.tree.begin_load_all()
+        return self._api.plan_list(PlanListParams()).then(self.tree.load_all, on_error)
+
+    def open_plan(self, plan_id: str) -> None:
+        """The author opened a plan in the tree: its end is read."""
+        self.tree.mark_read(plan_id)
 
     def show_thread(self, thread_id: str | None) -> PendingRequest[PlanGetResult] | None:
         """Show `thread_id`'s plans (None: nothing) and load them."""
@@ -144,7 +170,7 @@ class CoordController:
         *,
         reload: bool = False,
     ) -> PendingRequest[ResultT] | None:
-        thread_id = self.tree.thread_id
+        thread_id = self.tree.thread_of(plan_id)
         if thread_id is None:
             return None
 
@@ -152,6 +178,8 @@ class CoordController:
             self.tree.set_task_error(plan_id, task_id, None)
             if reload and thread_id == self.tree.thread_id:
                 self.reload()
+            elif reload:
+                self.load_all()
 
         def on_error(error: ErrorObject) -> None:
             self._log(error, f"{verb} of task {task_id}")
@@ -165,8 +193,11 @@ class CoordController:
         self.tree.load(result)
 
     def _on_resync_needed(self, thread_id: str) -> None:
-        if thread_id == self.tree.thread_id and not self.tree.loading:
-            self.reload()
+        if thread_id == self.tree.thread_id:
+            if not self.tree.loading:
+                self.reload()
+        elif not self.tree.loading_all:
+            self.load_all()
 
     def _log(self, error: ErrorObject, what: str) -> None:
         logger.warning("%s failed: %s (%s)", what, error.message, error.code)

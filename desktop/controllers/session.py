@@ -8,8 +8,8 @@ its `PendingRequest`; the reply updates `SessionState`, and the views follow the
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
+from desktop.controllers.history import TranscriptPager
 from desktop.ipc.api import SidecarApi
 from desktop.ipc.errors import ClientErrorCode
 from desktop.ipc.pending import PendingRequest
@@ -36,11 +36,9 @@ from sidecar.protocol import (
     ThreadGetResult,
     ThreadInfo,
     ThreadListResult,
-    ThreadMessagesParams,
     ThreadMessagesResult,
     ThreadRef,
     ThreadRenameParams,
-    ThreadSearchParams,
     ThreadSearchResult,
     ThreadStatus,
     WireModel,
@@ -49,8 +47,6 @@ from sidecar.protocol import (
 logger = logging.getLogger(__name__)
 
 TITLE_LENGTH = 48
-PAGE = 200
-"""Messages per page when the author scrolls through a thread or jumps to a hit."""
 
 
 _CLIENT_CODES = frozenset(int(code) for code in ClientErrorCode)
@@ -82,6 +78,13 @@ class SessionController:
         self.message_refused: Emitter[[str | None, str, ErrorObject]] = Emitter()
         self._api = api
         self.state = state
+        self.pager = TranscriptPager(
+            api,
+            state.transcript,
+            self.fetch_thread,
+            self._report,
+            lambda thread_id: state.run_state(thread_id).is_running,
+        )
         state.resync_needed.connect(self._on_resync_needed)
 
     def refresh(self) -> PendingRequest[ThreadListResult]:
@@ -110,88 +113,30 @@ class SessionController:
 
     def load_older(self) -> PendingRequest[ThreadMessagesResult] | None:
         """The page before the first message shown (None: nothing older, or no thread)."""
-        transcript = self.state.transcript
-        oldest = transcript.oldest_message_id()
-        thread_id = transcript.thread_id
-        if thread_id is None or oldest is None or not transcript.has_older:
-            return None
-        params = ThreadMessagesParams(thread_id=thread_id, before_id=oldest, limit=PAGE)
-
-        def on_page(result: ThreadMessagesResult) -> None:
-            if transcript.thread_id == thread_id and transcript.oldest_message_id() == oldest:
-                pairs = [(m.seq, m.message) for m in result.messages]
-                transcript.prepend(pairs, result.has_older)
-
-        return self._history_request(params, on_page)
+        return self.pager.load_older()
 
     def load_newer(self) -> PendingRequest[ThreadMessagesResult] | None:
         """The page after the last message shown, while the transcript is detached from the
         live end; reaching the end during a run reloads the thread (its live part)."""
-        transcript = self.state.transcript
-        thread_id, newest = transcript.thread_id, transcript.newest_seq()
-        if thread_id is None or newest is None or not transcript.has_newer:
-            return None
-        params = ThreadMessagesParams(thread_id=thread_id, after_seq=newest, limit=PAGE)
-
-        def on_page(result: ThreadMessagesResult) -> None:
-            if transcript.thread_id != thread_id or transcript.newest_seq() != newest:
-                return
-            if not result.has_newer and self.state.run_state(thread_id).is_running:
-                self.fetch_thread(thread_id)
-                return
-            transcript.append_newer([(m.seq, m.message) for m in result.messages], result.has_newer)
-
-        return self._history_request(params, on_page)
+        return self.pager.load_newer()
 
     def jump_to_start(self) -> PendingRequest[ThreadMessagesResult] | None:
         """Show the thread's first page."""
-        return self._show_page(after_seq=0)
+        return self.pager.jump_to_start()
 
-    def jump_to_end(self) -> PendingRequest[ThreadGetResult] | None:
+    def jump_to_end(self) -> PendingRequest | None:
         """Back to the live end of the selected thread."""
-        thread_id = self.state.selected_thread_id
-        return self.fetch_thread(thread_id) if thread_id is not None else None
+        return self.pager.jump_to_end()
 
     def reveal_message(
         self, message_id: str, seq: int
     ) -> PendingRequest[ThreadMessagesResult] | None:
         """Show the page around a message (a search hit) unless it is shown already."""
-        if self.state.transcript.row_of_message(message_id) is not None:
-            return None
-        return self._show_page(before_seq=seq + PAGE // 2)
+        return self.pager.reveal_message(message_id, seq)
 
     def search_thread(self, query: str) -> PendingRequest[ThreadSearchResult] | None:
         """Full-text search in the selected thread; the caller takes the `ThreadSearchResult`."""
-        thread_id = self.state.selected_thread_id
-        if thread_id is None:
-            return None
-        params = ThreadSearchParams(thread_id=thread_id, query=query)
-        return self._api.thread_search(params)
-
-    def _show_page(
-        self, *, before_seq: int | None = None, after_seq: int | None = None
-    ) -> PendingRequest[ThreadMessagesResult] | None:
-        transcript = self.state.transcript
-        thread_id = transcript.thread_id
-        if thread_id is None:
-            return None
-        params = ThreadMessagesParams(
-            thread_id=thread_id, before_seq=before_seq, after_seq=after_seq, limit=PAGE
-        )
-
-        def on_page(result: ThreadMessagesResult) -> None:
-            if transcript.thread_id == thread_id:
-                pairs = [(m.seq, m.message) for m in result.messages]
-                transcript.show_page(pairs, result.has_older, result.has_newer)
-
-        return self._history_request(params, on_page)
-
-    def _history_request(
-        self, params: ThreadMessagesParams, on_page: Callable[[ThreadMessagesResult], None]
-    ) -> PendingRequest[ThreadMessagesResult]:
-        return self._api.thread_messages(params).then(
-            on_page, lambda error: self._report(error, "Loading the thread")
-        )
+        return self.pager.search_thread(query)
 
     def create_thread(
         self, title: str = "New thread", first_message: str = ""
@@ -247,7 +192,8 @@ class SessionController:
         (an approval, a form, a plan), the sidecar queues it (`mode`, else the thread's default;
         an `interrupt` drops the question and starts a turn). A queued message shows in the
         queue under the turn, not in the transcript, until it is delivered: a message typed
-        while a dialog is open is never lost and never held back in the composer.
+        while a dialog is open is never lost and never held back in the composer. A delegated
+        plan working in the background holds nothing back: its questions are not the turn's.
 
         A message the sidecar does not take (`QUEUE_FULL`, a refused thread, no sidecar
         running) is never lost either: `message_refused` hands its text back."""
@@ -257,7 +203,7 @@ class SessionController:
         thread_id = self.state.selected_thread_id
         if thread_id is None:
             return self.create_thread(title_from_text(text), first_message=text)
-        if self.state.run_state(thread_id).is_running or self.state.inbox.count(thread_id):
+        if self.state.run_state(thread_id).is_running or self.state.waiting_on_author(thread_id):
             queued = RunStartParams(thread_id=thread_id, text=text, mode=mode)
             return self._api.run_start(queued).then(
                 None, lambda error: self._on_queueing_refused(thread_id, text, error)

@@ -3,20 +3,25 @@
 A subagent's own run events arrive wrapped in `subagent_event`; this turns them into a bounded
 list of lines for the run tree: tool calls (with their progress and outcome), progress
 messages (a strong agent's normalized events arrive as `tool_progress` messages of its agents
-call), streamed text and messages.
+call), streamed text and messages. `activity_of` builds the same lines from a task's stored
+events (`task/events`), so what a task did reads the same after a reopen or a restart.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
+
+from pydantic import TypeAdapter, ValidationError
 
 from sidecar.protocol import (
     InterruptEvent,
     MessageEvent,
     RunEventBody,
     RunFailed,
+    SubagentEvent,
     TaskCheck,
     Token,
     ToolCall,
@@ -27,6 +32,18 @@ from sidecar.protocol import (
 EntryKind: TypeAlias = Literal["tool", "progress", "text", "message", "note", "check"]
 LINE_LENGTH = 160
 MAX_ENTRIES = 200
+_EVENT_BODY: TypeAdapter[RunEventBody] = TypeAdapter(RunEventBody)
+
+
+def nested_event(event: SubagentEvent) -> RunEventBody | TaskCheck | None:
+    """The run event (or check) a `subagent_event` wraps; None for a shape this desktop does not
+    know yet (nothing to show for it)."""
+    try:
+        if event.event.get("type") == "check":
+            return TaskCheck.model_validate(event.event)
+        return _EVENT_BODY.validate_python(event.event)
+    except ValidationError:
+        return None
 
 
 def one_line(text: str, limit: int = LINE_LENGTH) -> str:
@@ -59,12 +76,13 @@ class ActivityEntry:
 
 
 class ActivityLog:
-    """The newest `MAX_ENTRIES` lines of one task's subagent activity; `dropped` counts the
-    older lines let go."""
+    """The newest `limit` lines of one task's subagent activity; `dropped` counts the older
+    lines let go."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_ENTRIES) -> None:
         self.entries: list[ActivityEntry] = []
         self.dropped = 0
+        self.limit = limit
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -164,7 +182,17 @@ class ActivityLog:
 
     def _add(self, entry: ActivityEntry) -> None:
         self.entries.append(entry)
-        if len(self.entries) > MAX_ENTRIES:
-            excess = len(self.entries) - MAX_ENTRIES
+        if len(self.entries) > self.limit:
+            excess = len(self.entries) - self.limit
             del self.entries[:excess]
             self.dropped += excess
+
+
+def activity_of(events: Iterable[SubagentEvent], limit: int = MAX_ENTRIES) -> ActivityLog:
+    """The lines of a task's stored events, oldest first (as the live ones would have been)."""
+    log = ActivityLog(limit)
+    for event in events:
+        body = nested_event(event)
+        if body is not None:
+            log.apply(body)
+    return log

@@ -52,6 +52,12 @@ class SessionState:
         thread_id = thread_id if thread_id is not None else self.selected_thread_id
         return self._runs.get(thread_id or "", RunState())
 
+    def waiting_on_author(self, thread_id: str) -> bool:
+        """The thread's turn stopped on a question the author has not answered yet (a message
+        sent now waits in the queue). A delegated plan's questions, asked from its background
+        run, never hold the thread's turns back."""
+        return self.run_state(thread_id).status == "interrupted" and self.inbox.count(thread_id) > 0
+
     def select(self, thread_id: str | None, *, loaded: bool = False) -> None:
         """Select a thread. Unless `loaded`, its transcript stays empty until `load_thread`;
         run events for it that arrive meanwhile are held and replayed after the load."""

@@ -1,4 +1,5 @@
-"""The transcript of the selected thread: messages, the streaming answer, compact tool calls.
+"""The transcript of the selected thread: messages, the streaming answer, compact tool calls,
+the reports of delegated plans (`AnnouncementEntry`, a message row of its own kind).
 
 Plain Python: `load` builds it from `thread/get` (the newest page), `apply` advances it by one
 run event, `prepend` adds an older page (`thread/messages`) and `show_page` replaces it with a
@@ -23,6 +24,8 @@ from desktop.models.transcript_entries import (
     NoticeEntry,
     ToolCallEntry,
     TranscriptEntry,
+    announcement_entry,
+    is_announcement,
 )
 from desktop.models.transcript_marks import (
     MARK_TYPES,
@@ -270,11 +273,15 @@ class Transcript:
         self.reset.emit()
 
     def add_local_message(self, text: str) -> None:
-        """Show the author's message at once, before the sidecar confirms it (unless detached:
-        then it shows when the live end is loaded again)."""
+        """Show a message the turn takes at once, before the sidecar confirms it (unless
+        detached: then it shows when the live end is loaded again): the author's own, or a
+        delegated plan's announcement delivered from the queue (its own kind of row)."""
         if not self.has_newer:
             self._locals += 1
-            self._append(MessageEntry("user", text, local=True))
+            if is_announcement(text):
+                self._append(announcement_entry(text, local=True))
+            else:
+                self._append(MessageEntry("user", text, local=True))
 
     def apply(self, event: RunEventBody) -> None:
         """Advance by one run event of this thread (not shown while detached: the messages it
@@ -447,7 +454,10 @@ class Transcript:
                 self._locals -= 1
                 self._changed(row, notify)
                 return
-        self._add(MessageEntry("user", message.content, message.id), notify)
+        if message.announcement:  # a delegated plan's report: a row of its own kind
+            self._add(announcement_entry(message.content, message.id), notify)
+        else:
+            self._add(MessageEntry("user", message.content, message.id), notify)
 
     def _adopt_assistant_message(self, message: MessageInfo, notify: bool) -> None:
         row = self._streaming_row()

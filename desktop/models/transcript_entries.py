@@ -1,12 +1,15 @@
-"""The rows of a transcript: messages (the streaming answer among them), compact tool calls,
-notices of turns that ended badly, and the marks put in between them (`transcript_marks`)."""
+"""The rows of a transcript: messages (the streaming answer among them), the reports of
+delegated plans, compact tool calls, notices of turns that ended badly, and the marks put in
+between them (`transcript_marks`)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from desktop.models.transcript_marks import MarkEntry
+from sidecar.protocol import ANNOUNCEMENT_PREFIX
 
 ToolCallState: TypeAlias = Literal["pending", "awaiting_approval", "succeeded", "failed"]
 
@@ -47,6 +50,75 @@ class MessageEntry:
             self.chunks.clear()
             self.chunk_chars = 0
         return self
+
+
+_ANNOUNCED = re.compile(
+    "^" + re.escape(ANNOUNCEMENT_PREFIX) + r"(?P<plan>\S+) ended: (?P<status>[A-Za-z_]+)\]$",
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class AnnouncedPlan:
+    """One plan's part of an announcement: the plan, how it ended, and its report."""
+
+    plan_id: str
+    status: str
+    report: str
+
+    @property
+    def header(self) -> str:
+        return f"Plan {self.plan_id} finished: {self.status}"
+
+
+def parse_announcement(content: str) -> tuple[AnnouncedPlan, ...]:
+    """The plans an announcement reports, in order (several plans that end close together are
+    delivered as one message, each part under its own header line)."""
+    found = list(_ANNOUNCED.finditer(content))
+    plans: list[AnnouncedPlan] = []
+    for i, match in enumerate(found):
+        end = found[i + 1].start() if i + 1 < len(found) else len(content)
+        report = content[match.end() : end].strip()
+        plans.append(AnnouncedPlan(match["plan"], match["status"], report))
+    return tuple(plans)
+
+
+def announced_header(plans: tuple[AnnouncedPlan, ...]) -> str:
+    """One line for an announcement of `plans`."""
+    if len(plans) == 1:
+        return plans[0].header
+    if not plans:
+        return "A delegated plan finished"
+    ended = ", ".join(f"{plan.plan_id} {plan.status}" for plan in plans)
+    return f"{len(plans)} plans finished: {ended}"
+
+
+@dataclass
+class AnnouncementEntry(MessageEntry):
+    """A delegated plan's report, delivered into the thread by itself (not typed by the
+    author): a `user` message of the thread (`MessageInfo.announcement`), shown as its own kind
+    of row, "Plan <id> finished: <status>" with the report under it. `text` keeps the message
+    as sent (the model's prompt held exactly that)."""
+
+    plans: tuple[AnnouncedPlan, ...] = ()
+
+    @property
+    def header(self) -> str:
+        """One line for the whole row."""
+        return announced_header(self.plans)
+
+
+def is_announcement(text: str) -> bool:
+    """Whether a user message's text is an announcement (as the sidecar marks it)."""
+    return text.startswith(ANNOUNCEMENT_PREFIX)
+
+
+def announcement_entry(
+    text: str, message_id: str | None = None, *, local: bool = False
+) -> AnnouncementEntry:
+    """The row of an announcement: a stored message (with its id), or one just delivered from
+    the queue (`local` until the thread is read back)."""
+    return AnnouncementEntry("user", text, message_id, local=local, plans=parse_announcement(text))
 
 
 @dataclass

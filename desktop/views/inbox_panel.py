@@ -74,6 +74,7 @@ class InboxPanel(QWidget):
         state.selection_changed.connect(self._on_selection_changed)
         if tree is not None:
             tree.reset.connect(self.refresh)
+            tree.plan_changed.connect(lambda _plan_id: self.refresh())
         self.refresh()
 
     def interrupt_ids(self) -> list[str]:

@@ -70,7 +70,8 @@ class MainWindow(QMainWindow):
     `settings_action`, `dialogs` (open interrupt dialogs by interrupt id), `settings_dialog`,
     `servers_action`, `grants_action`, `servers_panel`, `grants_panel` (the last four need a
     `ServersController`), `inbox_panel` (the selected thread's pending interrupts) and, with a
-    `CoordController`, `run_tree` (plans, tasks, subagent activity) and the settings' Profiles tab.
+    `CoordController`, `run_tree` (the plans of every thread, their tasks and subagent activity,
+    and what each task did) and the settings' Profiles tab.
 
     Every panel is attached one way: the window builds it from the controller it is given.
     Docks (Inbox; `run_tree`; `skills_panel`, hidden until View → Skills) go through `_add_dock`;
@@ -195,7 +196,7 @@ class MainWindow(QMainWindow):
         self.skills_dock: QDockWidget | None = None
         self.docks: list[QDockWidget] = [self._add_dock("Inbox", self.inbox_panel)]
         if self.coord is not None:
-            self.run_tree = RunTreePanel(self.coord)
+            self.run_tree = RunTreePanel(self.coord, self.state.threads)
             let_narrow(self.run_tree.title_label)  # a 200-character thread title fits
             self.docks.append(self._add_dock("Run tree", self.run_tree))
         self.resizeDocks(self.docks[:1], [480], Qt.Orientation.Horizontal)
@@ -490,4 +491,6 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         save_layout(self.preferences, self, self.splitter)
         self.questions.close_all()
+        if self.run_tree is not None:
+            self.run_tree.dialogs.close_all()
         super().closeEvent(event)

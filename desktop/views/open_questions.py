@@ -82,7 +82,8 @@ class OpenQuestions(QObject):
             return existing
         thread = self._state.threads.get(thread_id)
         title = thread.title if thread else ""
-        dialog = build_interrupt_dialog(interrupt, title, self._parent, self._task_title(interrupt))
+        task_title = self._task_title(thread_id, interrupt)
+        dialog = build_interrupt_dialog(interrupt, title, self._parent, task_title)
         keep_within_width(dialog)
         dialog.thread_id = thread_id
         dialog.answered.connect(
@@ -106,10 +107,10 @@ class OpenQuestions(QObject):
             pending.then(None, dialog.show_resume_error)  # it closes once the inbox drops it
         return pending
 
-    def _task_title(self, interrupt: InterruptInfo) -> str:
+    def _task_title(self, thread_id: str, interrupt: InterruptInfo) -> str:
         if self._coord is None or interrupt.task_id is None:
             return ""
-        node = self._coord.tree.find_task(interrupt.task_id)
+        node = self._coord.tree.find_task(interrupt.task_id, thread_id)
         return node.info.title if node is not None else ""
 
     def _forget(self, interrupt_id: str, dialog: QDialog) -> None:

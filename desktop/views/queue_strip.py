@@ -1,8 +1,10 @@
 """`QueueStrip`: the selected thread's queued messages, under its running turn.
 
 Each row shows the mode, the receipt (queued or delivered) and the text; a queued one has Edit
-(back into the composer, withdrawn from the queue) and Withdraw. Hidden when nothing waits.
-A delivered message leaves the strip for the transcript.
+(back into the composer, withdrawn from the queue) and Withdraw. A delegated plan's report
+waiting for the turn shows by its header ("result · queued: Plan <id> finished: <status>"),
+with neither: the author never typed it. Hidden when nothing waits. A delivered message leaves
+the strip for the transcript.
 """
 
 from __future__ import annotations
@@ -13,6 +15,11 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from desktop.controllers.queue import QueueController
 from desktop.models.session import SessionState
+from desktop.models.transcript_entries import (
+    announced_header,
+    is_announcement,
+    parse_announcement,
+)
 from sidecar.protocol import QueuedMessageInfo
 
 _PREVIEW = 120
@@ -44,7 +51,8 @@ class QueueStrip(QWidget):
         return self._state.selected_thread_id
 
     def _on_delivered(self, message: QueuedMessageInfo) -> None:
-        # The running turn (or the one it started) took it: it joins the transcript now.
+        # The running turn (or the one it started) took it: it joins the transcript now (a
+        # delegated plan's announcement as a row of its own kind).
         if message.thread_id == self._selected():
             self._state.transcript.add_local_message(message.text)
 
@@ -63,12 +71,14 @@ class QueueStrip(QWidget):
         self.rows = []
         messages = self._queue.messages(self._selected())
         for info in messages:
-            text = info.text if len(info.text) <= _PREVIEW else info.text[: _PREVIEW - 1] + "…"
-            label = QLabel(f"{info.mode} · {info.status}: {text}")
+            label = QLabel(_row_text(info))
             label.setWordWrap(True)
             edit = QPushButton("Edit")
             withdraw = QPushButton("Withdraw")
-            waiting = info.status == "queued"
+            announced = is_announcement(info.text)
+            if announced:
+                label.setToolTip("A delegated plan's report: the agent takes it in its next turn")
+            waiting = info.status == "queued" and not announced
             edit.setEnabled(waiting)
             withdraw.setEnabled(waiting)
             edit.clicked.connect(lambda _=False, i=info: self._on_edit(i))
@@ -86,3 +96,12 @@ class QueueStrip(QWidget):
 
     def _on_withdraw(self, info: QueuedMessageInfo) -> None:
         self._queue.withdraw(info.thread_id, info.id)
+
+
+def _row_text(info: QueuedMessageInfo) -> str:
+    """A queued message's row: its mode, receipt and text (an announcement by its header: the
+    author never typed it, so it is neither edited nor withdrawn)."""
+    if is_announcement(info.text):
+        return f"result · {info.status}: {announced_header(parse_announcement(info.text))}"
+    text = info.text if len(info.text) <= _PREVIEW else info.text[: _PREVIEW - 1] + "…"
+    return f"{info.mode} · {info.status}: {text}"

@@ -1,19 +1,29 @@
-"""`RunTreePanel`: the shown thread's plans, tasks and subagent activity, with task actions.
+"""`RunTreePanel`: the plans of every thread, their tasks and subagent activity, with actions.
 
-A thin view over `RunTree`: thread → plan (goal, version, status) → task (title, status with a
-stalled badge, profile, elapsed time ticking while it runs, attempt, tokens, cost, current
-activity, Cancel / Retry) → the subagent's activity lines. The header holds the "Autonomous
-plans" switch, a refresh button, the thread's budget (spent and remaining, "Budget…") and the
-tree's error, if any. A plan row's context menu offers "Save plan as routine…" once the plan
-completed (`save_routine_requested`; the Skills panel asks for the name and parameters).
+A thin view over `RunTree`: thread (its title; plans, running, unread) → plan (goal, version,
+status) → task (title, status with a stalled badge, profile, elapsed time ticking while it runs,
+attempt, tokens, cost, current activity, Cancel / Retry / ⋯) → the subagent's activity lines.
+The shown thread comes first; every other thread with plans follows, the one with the newest
+plan first, since a delegated plan works in the background wherever the author is. A plan that
+ended while its thread was not shown is marked unread (● and bold) until that thread is shown or
+the plan is opened (expanded or selected).
+
+A task's menu (right click, or its ⋯ button) opens what it did (`TaskDialogs`): "Open transcript"
+(its sub-thread, read-only), "Show activity" (its stored events), "Show messages" (its
+envelopes; a strong agent's trace files open from there). A plan row's menu offers "Save plan as
+routine…" once the plan completed (`save_routine_requested`; the Skills panel asks for the name
+and parameters). The header holds the shown thread's "Autonomous plans" switch, a refresh
+button, its budget (spent and remaining, "Budget…") and the tree's error, if any.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -27,101 +37,88 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.controllers.plans import CoordController
-from desktop.models.activity import ActivityEntry
 from desktop.models.run_tree import (
     TaskKey,
     TaskNode,
-    can_cancel,
-    can_retry,
     elapsed_seconds,
     format_elapsed,
 )
-from desktop.models.thread_budget import spent_of_budget
+from desktop.models.threads import ThreadsState
+from desktop.views.run_tree_menus import (
+    OPEN_TRANSCRIPT,
+    SAVE_AS_ROUTINE,
+    SHOW_ACTIVITY,
+    SHOW_MESSAGES,
+    build_plan_menu,
+    build_task_menu,
+)
+from desktop.views.run_tree_rows import (
+    ACTIONS,
+    ACTIVITY,
+    ATTEMPT,
+    COLUMNS,
+    COST,
+    ELAPSED,
+    STALLED_BADGE,
+    STATUS,
+    TOKENS,
+    TaskActionsWidget,
+    plan_status_text,
+    show_activity_rows,
+    show_plan_row,
+    show_task_row,
+    thread_summary,
+)
+from desktop.views.task_dialogs import TaskDialogs
 from desktop.views.text import build_status_label
 from desktop.views.thread_budget import ThreadBudgetWidget
-from sidecar.protocol import PlanInfo, TaskInfo
+from sidecar.protocol import PlanInfo
 
-COLUMNS = ("Item", "Status", "Profile", "Elapsed", "Attempt", "Tokens in/out", "Cost", "Activity")
-STATUS, PROFILE, ELAPSED, ATTEMPT, TOKENS, COST, ACTIVITY = range(1, 8)
-ACTIONS = len(COLUMNS)
-STALLED_BADGE = "⚠ stalled"
-ERROR_COLOUR = QColor("#cf222e")
-STALLED_COLOUR = QColor("#9a6700")
+__all__ = [
+    "ACTIVITY", "ATTEMPT", "COST", "ELAPSED", "OPEN_TRANSCRIPT", "SAVE_AS_ROUTINE", "SHOW_ACTIVITY",
+    "SHOW_MESSAGES", "STALLED_BADGE", "STATUS", "TOKENS", "RunTreePanel", "plan_status_text",
+]  # fmt: skip
+
 TICK_MS = 1000
 PLAN_ID_ROLE = Qt.ItemDataRole.UserRole
-SAVE_AS_ROUTINE = "Save plan as routine…"
-
-
-def task_status_text(task: TaskInfo) -> str:
-    return f"{task.status} · {STALLED_BADGE}" if task.stalled else task.status
-
-
-def plan_status_text(plan: PlanInfo) -> str:
-    """The plan's status and, with a token or cost budget, what it spent and what remains."""
-    parts = [
-        plan.status,
-        *spent_of_budget(
-            (plan.spent_tokens, plan.budget_tokens, plan.remaining_tokens),
-            (plan.spent_cost, plan.budget_cost, plan.remaining_cost),
-        ),
-    ]
-    if plan.budget_warned and len(parts) > 1:
-        parts.append("80% spent")
-    return " · ".join(parts)
-
-
-def _tokens(task: TaskInfo) -> str:
-    return f"{task.tokens_in:,} / {task.tokens_out:,}" if task.tokens_in or task.tokens_out else ""
-
-
-def _task_tooltip(task: TaskInfo) -> str:
-    lines = [task.objective]
-    if task.depends_on:
-        lines.append("Depends on: " + ", ".join(task.depends_on))
-    for label, value in (("Summary", task.summary), ("Error", task.error)):
-        if value:
-            lines.append(f"{label}: {value}")
-    return "\n".join(lines)
-
-
-class TaskActionsWidget(QWidget):
-    """Cancel and Retry for one task, enabled by its status."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.cancel_button = QPushButton("Cancel")
-        self.retry_button = QPushButton("Retry")
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.cancel_button)
-        layout.addWidget(self.retry_button)
-
-    def show_task(self, task: TaskInfo) -> None:
-        self.cancel_button.setEnabled(can_cancel(task))
-        self.retry_button.setEnabled(can_retry(task))
+TASK_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+THREAD_ID_ROLE = Qt.ItemDataRole.UserRole + 2
+_ACTIVE_PLANS = ("running", "awaiting_approval")
 
 
 class RunTreePanel(QWidget):
     """Follows `RunTree` and sends task actions and the autonomy switch through
-    `CoordController`. Tests reach `tree`, `autonomous_check`, `refresh_button`,
-    `error_label`, `task_item(plan_id, task_id)` and `task_actions(plan_id, task_id)`.
+    `CoordController`; `threads` (the window's thread list) names each thread's row, and a
+    thread it does not list (deleted) is left out. Tests reach `tree`, `autonomous_check`,
+    `refresh_button`, `error_label`, `dialogs`, `thread_item(thread_id)`, `plan_item(plan_id)`,
+    `task_item(plan_id, task_id)`, `task_actions(plan_id, task_id)` and the menus.
 
-    Signals: `save_routine_requested(PlanInfo)`, "Save plan as routine…" on a completed plan."""
+    Signals: `save_routine_requested(PlanInfo)`, "Save plan as routine…" on a completed plan;
+    `task_dialog_opened(QDialog)`, a task's transcript, activity, messages or trace shown."""
 
     save_routine_requested = Signal(object)
+    task_dialog_opened = Signal(object)
 
-    def __init__(self, controller: CoordController, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        controller: CoordController,
+        threads: ThreadsState | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.controller = controller
         self.model = controller.tree
+        self._threads = threads
+        self._building = False
+        self._chosen: dict[str, bool] = {}  # rows the author opened or closed, by row key
+        self._thread_items: dict[str, QTreeWidgetItem] = {}
+        self._plan_items: dict[str, QTreeWidgetItem] = {}
         self._task_items: dict[TaskKey, QTreeWidgetItem] = {}
         self._actions: dict[TaskKey, TaskActionsWidget] = {}
         self._build()
-        self.model.reset.connect(self._on_reset)
-        self.model.task_changed.connect(self._on_task_changed)
-        self.model.activity_changed.connect(self._on_activity_changed)
-        self.model.autonomous_changed.connect(self._on_autonomous_changed)
-        self.model.error_changed.connect(self._on_error_changed)
+        self.dialogs = TaskDialogs(controller.team, self.model, self)
+        self.dialogs.dialog_opened.connect(self.task_dialog_opened)
+        self._connect_model()
         self.ticker = QTimer(self)
         self.ticker.setInterval(TICK_MS)
         self.ticker.timeout.connect(self.tick)
@@ -130,13 +127,25 @@ class RunTreePanel(QWidget):
         self._on_autonomous_changed(self.model.autonomous)
         self._on_error_changed()
 
+    def _connect_model(self) -> None:
+        self.model.reset.connect(self._on_reset)
+        self.model.plan_changed.connect(self._on_plan_changed)
+        self.model.task_changed.connect(self._on_task_changed)
+        self.model.activity_changed.connect(self._on_activity_changed)
+        self.model.read_changed.connect(self._on_read_changed)
+        self.model.autonomous_changed.connect(self._on_autonomous_changed)
+        self.model.error_changed.connect(self._on_error_changed)
+        if self._threads is not None:
+            self._threads.reset.connect(self._on_reset)
+            self._threads.updated.connect(lambda _row: self._label_threads())
+
     def _build(self) -> None:
         self.title_label = QLabel()
         self.autonomous_check = QCheckBox("Autonomous plans")
         self.autonomous_check.setToolTip("Run this thread's plans without asking for approval")
         self.autonomous_check.clicked.connect(self._on_autonomous_clicked)
         self.refresh_button = QPushButton("Refresh")
-        self.refresh_button.clicked.connect(self.controller.reload)
+        self.refresh_button.clicked.connect(self.controller.refresh)
         header = QHBoxLayout()
         header.addWidget(self.title_label, 1)
         header.addWidget(self.autonomous_check)
@@ -149,6 +158,9 @@ class RunTreePanel(QWidget):
         self.tree.setColumnWidth(STATUS, 130)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._on_context_menu_requested)
+        self.tree.itemExpanded.connect(self._on_tree_item_expanded)
+        self.tree.itemCollapsed.connect(self._on_tree_item_collapsed)
+        self.tree.currentItemChanged.connect(self._on_tree_current_item_changed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(header)
@@ -160,11 +172,22 @@ class RunTreePanel(QWidget):
     def set_thread_title(self, title: str) -> None:
         self.title_label.setText(title)
 
+    def thread_item(self, thread_id: str) -> QTreeWidgetItem | None:
+        return self._thread_items.get(thread_id)
+
+    def plan_item(self, plan_id: str) -> QTreeWidgetItem | None:
+        return self._plan_items.get(plan_id)
+
     def task_item(self, plan_id: str, task_id: str) -> QTreeWidgetItem | None:
         return self._task_items.get((plan_id, task_id))
 
     def task_actions(self, plan_id: str, task_id: str) -> TaskActionsWidget | None:
-        return self._actions.get((plan_id, task_id))
+        """The task's buttons (made when its plan is first opened, or now)."""
+        item = self._task_items.get((plan_id, task_id))
+        node = self.model.task(plan_id, task_id)
+        if item is None or node is None:
+            return None
+        return self._actions.get(node.key) or self._add_actions(item, node)
 
     def tick(self) -> None:
         """Refresh the elapsed time of the tasks that are still going."""
@@ -174,111 +197,247 @@ class RunTreePanel(QWidget):
             if node is not None and node.info.finished_at is None:
                 item.setText(ELAPSED, format_elapsed(elapsed_seconds(node.info, now)))
 
-    def _on_reset(self) -> None:
-        self.tree.clear()
-        self._task_items, self._actions = {}, {}
-        if self.model.thread_id is None:
-            self.autonomous_check.setEnabled(False)
-            return
-        self.autonomous_check.setEnabled(True)
-        if self.model.loading and not self.model.plans:
-            QTreeWidgetItem(self.tree, ["Loading…"])
-            return
-        if not self.model.plans:
-            QTreeWidgetItem(self.tree, ["No plan in this thread yet"])
-            return
-        newest = self.model.plans[-1].id
-        for plan in self.model.plans:
-            plan_item = self._add_plan(plan)
-            plan_item.setExpanded(plan.id == newest)
+    def _shows_thread(self, thread_id: str) -> bool:
+        known = self._threads is None or self._threads.get(thread_id) is not None
+        return thread_id == self.model.thread_id or known
 
-    def _add_plan(self, plan: PlanInfo) -> QTreeWidgetItem:
-        item = QTreeWidgetItem(
-            self.tree, [f"Plan v{plan.version}: {plan.goal}", plan_status_text(plan)]
-        )
-        item.setToolTip(0, plan.goal)
+    @contextmanager
+    def _building_rows(self) -> Iterator[None]:
+        """Rows opened or made current meanwhile are the panel's doing, not the author's."""
+        before, self._building = self._building, True
+        try:
+            yield
+        finally:
+            self._building = before
+
+    def _on_reset(self) -> None:
+        with self._building_rows():
+            self.tree.clear()
+            self._thread_items, self._plan_items = {}, {}
+            self._task_items, self._actions = {}, {}
+            self.autonomous_check.setEnabled(self.model.thread_id is not None)
+            for thread_id in self.model.threads():
+                if self._shows_thread(thread_id):
+                    self._add_thread(thread_id)
+
+    def _add_thread(self, thread_id: str) -> None:
+        item = QTreeWidgetItem(self.tree)
+        item.setData(0, THREAD_ID_ROLE, thread_id)
+        self._thread_items[thread_id] = item
+        plans = self.model.plans_of(thread_id)
+        shown = thread_id == self.model.thread_id
+        if shown and not plans:
+            text = "Loading…" if self.model.loading else "No plan in this thread yet"
+            QTreeWidgetItem(item, [text])
+        for plan in plans:
+            self._add_plan(item, plan)
+        self._label_thread(thread_id)
+        lively = any(p.status in _ACTIVE_PLANS or self.model.is_unread(p.id) for p in plans)
+        item.setExpanded(self._chosen.get(_row_key(item), shown or lively))
+        for plan in plans:
+            newest = plan.id == plans[-1].id
+            open_it = newest if shown else plan.status in _ACTIVE_PLANS
+            plan_item = self._plan_items[plan.id]
+            plan_item.setExpanded(self._chosen.get(_row_key(plan_item), open_it))
+
+    def _thread_title(self, thread_id: str) -> str:
+        thread = self._threads.get(thread_id) if self._threads is not None else None
+        if thread is not None:
+            return thread.title
+        if thread_id == self.model.thread_id and self.title_label.text():
+            return self.title_label.text()
+        return f"Thread {thread_id}"
+
+    def _label_thread(self, thread_id: str) -> None:
+        item = self._thread_items.get(thread_id)
+        if item is None:
+            return
+        shown = thread_id == self.model.thread_id
+        plans = self.model.plans_of(thread_id)
+        item.setText(0, self._thread_title(thread_id))
+        item.setText(STATUS, thread_summary(plans, self.model.unread_count(thread_id)))
+        item.setToolTip(0, "The thread shown in the window" if shown else "Another thread")
+        font = QFont(item.font(0))
+        font.setBold(shown)
+        item.setFont(0, font)
+
+    def _label_threads(self) -> None:
+        for thread_id in self._thread_items:
+            self._label_thread(thread_id)
+
+    def _add_plan(self, parent: QTreeWidgetItem, plan: PlanInfo, index: int = -1) -> None:
+        item = QTreeWidgetItem()
+        if index < 0:
+            parent.addChild(item)
+        else:
+            parent.insertChild(index, item)
         item.setData(0, PLAN_ID_ROLE, plan.id)
+        self._plan_items[plan.id] = item
+        show_plan_row(item, plan, self.model.is_unread(plan.id))
         for node in self.model.tasks(plan.id):
             self._add_task(item, node)
-        return item
 
-    def _add_task(self, parent: QTreeWidgetItem, node: TaskNode) -> None:
-        item = QTreeWidgetItem(parent)
+    def _add_task(self, parent: QTreeWidgetItem, node: TaskNode, index: int = -1) -> None:
+        item = QTreeWidgetItem()
+        if index < 0:
+            parent.addChild(item)
+        else:
+            parent.insertChild(index, item)
+        item.setData(0, PLAN_ID_ROLE, node.info.plan_id)
+        item.setData(0, TASK_ID_ROLE, node.info.id)
+        self._task_items[node.key] = item
+        show_task_row(item, node)
+        show_activity_rows(item, node)
+        item.setExpanded(
+            self._chosen.get(_row_key(item), node.info.status in ("running", "waiting"))
+        )
+
+    def _add_actions(self, item: QTreeWidgetItem, node: TaskNode) -> TaskActionsWidget:
+        """Buttons for a task, made only once its plan is open (a widget per task of every
+        thread's every plan would make a large tree slow to build)."""
         actions = TaskActionsWidget()
         plan_id, task_id = node.key
         actions.cancel_button.clicked.connect(lambda: self.controller.cancel_task(plan_id, task_id))
         actions.retry_button.clicked.connect(lambda: self.controller.retry_task(plan_id, task_id))
-        self._task_items[node.key] = item
+        actions.more_button.clicked.connect(lambda: self._popup_task_menu(item, actions))
+        actions.show_task(node.info)
         self._actions[node.key] = actions
         self.tree.setItemWidget(item, ACTIONS, actions)
-        self._show_task(item, node)
-        self._show_activity(item, node)
-        item.setExpanded(node.info.status in ("running", "waiting"))
+        return actions
 
-    def _show_task(self, item: QTreeWidgetItem, node: TaskNode) -> None:
-        task = node.info
-        texts = {
-            0: task.title,
-            STATUS: task_status_text(task),
-            PROFILE: task.profile,
-            ELAPSED: format_elapsed(elapsed_seconds(task, time.time())),
-            ATTEMPT: str(task.attempt) if task.attempt else "",
-            TOKENS: _tokens(task),
-            COST: f"${task.cost:.4f}" if task.cost else "",
-            ACTIVITY: node.error or task.activity or task.error or task.summary or "",
-        }
-        for column, text in texts.items():
-            item.setText(column, text)
-        item.setToolTip(0, _task_tooltip(task))
-        item.setToolTip(ACTIVITY, texts[ACTIVITY])
-        status_colour = STALLED_COLOUR if task.stalled else None
-        if task.status == "failed":
-            status_colour = ERROR_COLOUR
-        item.setForeground(STATUS, QBrush(status_colour) if status_colour else QBrush())
-        failed_action = node.error is not None or (task.status == "failed" and not task.activity)
-        item.setForeground(ACTIVITY, QBrush(ERROR_COLOUR) if failed_action else QBrush())
-        actions = self._actions.get(node.key)
-        if actions is not None:
-            actions.show_task(task)
+    def _add_plan_actions(self, plan_item: QTreeWidgetItem) -> None:
+        plan_id = plan_item.data(0, PLAN_ID_ROLE)
+        for row in range(plan_item.childCount()):
+            child = plan_item.child(row)
+            node = self.model.task(plan_id, _task_id(child))
+            if child is not None and node is not None and node.key not in self._actions:
+                self._add_actions(child, node)
 
-    def _show_activity(self, item: QTreeWidgetItem, node: TaskNode) -> None:
-        entries = node.activity.entries
-        while item.childCount() > len(entries):
-            item.takeChild(item.childCount() - 1)
-        while item.childCount() < len(entries):
-            QTreeWidgetItem(item)
-        for row, entry in enumerate(entries):
-            child = item.child(row)
-            if child is not None:
-                _show_entry(child, entry)
+    def _on_plan_changed(self, plan_id: str) -> None:
+        thread_id = self.model.thread_of(plan_id)
+        plan = self.model.plan(plan_id)
+        if thread_id is None or plan is None or not self._shows_thread(thread_id):
+            return
+        group = self._thread_items.get(thread_id)
+        if group is None:
+            self._on_reset()  # the first plan of a thread not shown before
+            return
+        with self._building_rows():
+            item = self._plan_items.get(plan_id)
+            if item is None:
+                self._add_new_plan(group, thread_id, plan)
+            else:
+                show_plan_row(item, plan, self.model.is_unread(plan_id))
+                self._sync_tasks(item, plan)
+            self._label_thread(thread_id)
+
+    def _add_new_plan(self, group: QTreeWidgetItem, thread_id: str, plan: PlanInfo) -> None:
+        for row in reversed(range(group.childCount())):
+            child = group.child(row)
+            if child is not None and child.data(0, PLAN_ID_ROLE) is None:
+                group.takeChild(row)  # "No plan in this thread yet"
+        plans = self.model.plans_of(thread_id)
+        index = [p.id for p in plans].index(plan.id)
+        self._add_plan(group, plan, index)
+        if thread_id == self.model.thread_id and plan.id == plans[-1].id:
+            self._plan_items[plan.id].setExpanded(True)
+
+    def _sync_tasks(self, item: QTreeWidgetItem, plan: PlanInfo) -> None:
+        """The plan's task rows follow its tasks: rows of tasks gone are dropped, new tasks
+        get rows; a changed order rebuilds them."""
+        nodes = self.model.tasks(plan.id)
+        keys = [node.key for node in nodes]
+        shown = [(plan.id, _task_id(item.child(row))) for row in range(item.childCount())]
+        for row in reversed(range(len(shown))):
+            if shown[row] not in keys:
+                item.takeChild(row)
+                self._forget_task(shown.pop(row))
+        if shown != keys[: len(shown)]:
+            for key in shown:
+                self._forget_task(key)
+            item.takeChildren()
+            shown = []
+        for node in nodes[len(shown) :]:
+            self._add_task(item, node)
+        for node in nodes:
+            self._on_task_changed(*node.key)
+        if item.isExpanded():
+            self._add_plan_actions(item)
+
+    def _forget_task(self, key: TaskKey) -> None:
+        self._task_items.pop(key, None)
+        self._actions.pop(key, None)
 
     def _on_task_changed(self, plan_id: str, task_id: str) -> None:
         item, node = self._task_items.get((plan_id, task_id)), self.model.task(plan_id, task_id)
         if item is not None and node is not None:
-            self._show_task(item, node)
+            show_task_row(item, node)
+            actions = self._actions.get(node.key)
+            if actions is not None:
+                actions.show_task(node.info)
 
     def _on_activity_changed(self, plan_id: str, task_id: str) -> None:
         item, node = self._task_items.get((plan_id, task_id)), self.model.task(plan_id, task_id)
         if item is not None and node is not None:
-            self._show_activity(item, node)
+            show_activity_rows(item, node)
+
+    def _on_read_changed(self, plan_id: str) -> None:
+        item, plan = self._plan_items.get(plan_id), self.model.plan(plan_id)
+        if item is not None and plan is not None:
+            show_plan_row(item, plan, self.model.is_unread(plan_id))
+            self._label_thread(plan.thread_id)
+
+    def _plan_of(self, item: QTreeWidgetItem | None) -> str | None:
+        """The plan a row belongs to (its own, or its task's), if any."""
+        while item is not None:
+            plan_id = item.data(0, PLAN_ID_ROLE)
+            if plan_id:
+                return plan_id
+            item = item.parent()
+        return None
+
+    def _on_tree_item_expanded(self, item: QTreeWidgetItem) -> None:
+        if not self._building:
+            self._chosen[_row_key(item)] = True
+        plan_id = item.data(0, PLAN_ID_ROLE)
+        if plan_id and item.data(0, TASK_ID_ROLE) is None:
+            self._add_plan_actions(item)
+            if not self._building:
+                self.controller.open_plan(plan_id)
+
+    def _on_tree_item_collapsed(self, item: QTreeWidgetItem) -> None:
+        if not self._building:
+            self._chosen[_row_key(item)] = False
+
+    def _on_tree_current_item_changed(self, current: QTreeWidgetItem | None, _previous: object):
+        plan_id = self._plan_of(current)
+        if plan_id and not self._building:
+            self.controller.open_plan(plan_id)
 
     def plan_menu(self, item: QTreeWidgetItem) -> QMenu | None:
-        """The context menu of a plan row (None for other rows): "Save plan as routine…",
-        enabled once the plan completed."""
-        plan_id = item.data(0, PLAN_ID_ROLE)
-        plan = next((p for p in self.model.plans if p.id == plan_id), None)
-        if plan is None:
+        """The context menu of a plan row (None for other rows)."""
+        plan = self.model.plan(item.data(0, PLAN_ID_ROLE) or "")
+        if plan is None or item.data(0, TASK_ID_ROLE) is not None:
             return None
-        menu = QMenu(self.tree)
-        action = menu.addAction(SAVE_AS_ROUTINE)
-        action.setEnabled(plan.status == "completed")
-        action.setToolTip("Run it again later with other values: /routine <name> key=value")
-        action.triggered.connect(lambda: self.save_routine_requested.emit(plan))
-        return menu
+        return build_plan_menu(self.tree, plan, self.save_routine_requested.emit)
+
+    def task_menu(self, item: QTreeWidgetItem) -> QMenu | None:
+        """The menu of a task row (None for other rows): what the task did, and its actions."""
+        node = self.model.task(item.data(0, PLAN_ID_ROLE) or "", _task_id(item))
+        if node is None:
+            return None
+        return build_task_menu(self.tree, node, self.dialogs, self.controller)
+
+    def _popup_task_menu(self, item: QTreeWidgetItem, actions: TaskActionsWidget) -> None:
+        menu = self.task_menu(item)
+        if menu is not None:
+            menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            button = actions.more_button
+            menu.popup(button.mapToGlobal(button.rect().bottomLeft()))
 
     def _on_context_menu_requested(self, pos: QPoint) -> None:
         item = self.tree.itemAt(pos)
-        menu = self.plan_menu(item) if item is not None else None
+        menu = (self.plan_menu(item) or self.task_menu(item)) if item is not None else None
         if menu is not None:
             menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
             menu.popup(self.tree.viewport().mapToGlobal(pos))
@@ -295,10 +454,14 @@ class RunTreePanel(QWidget):
         self.error_label.setVisible(bool(self.model.error))
 
 
-def _show_entry(item: QTreeWidgetItem, entry: ActivityEntry) -> None:
-    item.setText(0, entry.text)
-    item.setText(STATUS, entry.state)
-    item.setToolTip(0, entry.detail or entry.text)
-    item.setForeground(
-        STATUS, QBrush(ERROR_COLOUR) if entry.state in ("error", "fail") else QBrush()
-    )
+def _task_id(item: QTreeWidgetItem | None) -> str:
+    """The task a task row shows ("" for any other row)."""
+    return (item.data(0, TASK_ID_ROLE) or "") if item is not None else ""
+
+
+def _row_key(item: QTreeWidgetItem) -> str:
+    """A row's identity across rebuilds: its thread, plan or task."""
+    thread_id = item.data(0, THREAD_ID_ROLE)
+    if thread_id:
+        return f"thread:{thread_id}"
+    return f"{item.data(0, PLAN_ID_ROLE)}:{_task_id(item)}"

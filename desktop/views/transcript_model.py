@@ -14,6 +14,7 @@ from PySide6.QtCore import (
 )
 
 from desktop.models.transcript import Transcript
+from desktop.models.transcript_entries import AnnouncementEntry
 from desktop.models.transcript_marks import ContextChipEntry, MemoryChipEntry, chip_text
 from desktop.views.transcript_render import ENTRY_ROLE, entry_text
 
@@ -57,6 +58,8 @@ class TranscriptListModel(QAbstractListModel):
                 return chip_text(entry) if memory is None else memory.text
             if isinstance(entry, ContextChipEntry):
                 return "What the agent saw this turn: click to show every part"
+            if isinstance(entry, AnnouncementEntry):
+                return "Delivered into the thread by itself when the plan ended (not typed by you)"
         return None
 
     def _on_transcript_reset(self) -> None:

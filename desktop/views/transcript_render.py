@@ -5,7 +5,9 @@ inserted at its end, each finished Markdown block is rendered once when it ends,
 open block is plain text. Rows that were never painted report an estimated height (cheap), so
 opening a long thread lays out hundreds of rows without building hundreds of documents.
 Marks between messages are painted small: a memory chip as a pill around its one line, a
-summary divider as a rule with its line (and the summary, when expanded) under it.
+summary divider as a rule with its line (and the summary, when expanded) under it. A delegated
+plan's report (an announcement) is a row of its own: "Result of a delegated plan" over a bold
+"Plan <id> finished: <status>" and the report, in a panel edged in the colour of how it ended.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from PySide6.QtGui import (
     QFontMetrics,
     QPainter,
     QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
     QTextCursor,
     QTextDocument,
 )
@@ -29,6 +33,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 
 from desktop.models.stream_text import BlockSplitter
 from desktop.models.transcript_entries import (
+    AnnouncementEntry,
     MessageEntry,
     NoticeEntry,
     ToolCallEntry,
@@ -59,11 +64,15 @@ _TOOL_STATE_TEXT = {
     "succeeded": "done",
     "failed": "failed",
 }
+_ENDED_COLOURS = {"completed": "#1a7f37", "failed": "#cf222e", "aborted": "#9a6700"}
+ANNOUNCEMENT_MARK = "↩ "
 _Index = QModelIndex | QPersistentModelIndex
 
 
 def entry_text(entry: TranscriptEntry) -> str:
     """The one-line-per-entry text of an entry, as tests and copying see it."""
+    if isinstance(entry, AnnouncementEntry):
+        return ANNOUNCEMENT_MARK + announcement_text(entry)
     if isinstance(entry, MessageEntry):
         return entry.text + (" ▍" if entry.streaming else "")
     if isinstance(entry, ToolCallEntry):
@@ -75,6 +84,30 @@ def entry_text(entry: TranscriptEntry) -> str:
     if isinstance(entry, SummaryDividerEntry):
         return divider_text(entry, expanded=False)
     return ("⚠ " if entry.kind == "failed" else "■ ") + entry.text
+
+
+def announcement_text(entry: AnnouncementEntry) -> str:
+    """Each plan's header line with its report under it (what the row's document shows)."""
+    if not entry.plans:
+        return entry.text
+    return "\n\n".join(f"{plan.header}\n{plan.report}".rstrip() for plan in entry.plans)
+
+
+def _build_announcement(doc: QTextDocument, entry: AnnouncementEntry) -> None:
+    """Bold header lines, plain reports (a report is plain text: never read as Markdown)."""
+    if not entry.plans:
+        doc.setPlainText(entry.text)
+        return
+    cursor = QTextCursor(doc)
+    bold, plain = QTextCharFormat(), QTextCharFormat()
+    bold.setFontWeight(QFont.Weight.Bold)
+    for i, plan in enumerate(entry.plans):
+        if i:
+            cursor.insertBlock(QTextBlockFormat(), plain)
+        cursor.insertText(plan.header, bold)
+        if plan.report:
+            cursor.insertBlock(QTextBlockFormat(), plain)
+            cursor.insertText(plan.report, plain)
 
 
 def tool_header(entry: ToolCallEntry) -> str:
@@ -207,7 +240,9 @@ class EntryDocuments:
         doc = QTextDocument()
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self.font)
-        if isinstance(entry, MessageEntry):
+        if isinstance(entry, AnnouncementEntry):
+            _build_announcement(doc, entry)
+        elif isinstance(entry, MessageEntry):
             if entry.role == "assistant":
                 doc.setMarkdown(entry.text)
             else:
@@ -246,6 +281,10 @@ class EntryDocuments:
 
 
 def _header(entry: MessageEntry) -> str:
+    if isinstance(entry, AnnouncementEntry):
+        return (
+            "Results of delegated plans" if len(entry.plans) > 1 else "Result of a delegated plan"
+        )
     return "You" if entry.role == "user" else "Agent"
 
 
@@ -307,6 +346,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         if isinstance(entry, MARK_TYPES):
             expanded = isinstance(entry, ContextChipEntry) and entry.key in self.docs.expanded
             _paint_mark(painter, entry, panel, doc, palette, selected=selected, expanded=expanded)
+        elif isinstance(entry, AnnouncementEntry):
+            _paint_announcement(painter, entry, panel, palette, selected=selected)
         elif isinstance(entry, MessageEntry):
             colour = palette.color(QPalette.ColorRole.AlternateBase)
             painter.setPen(palette.color(QPalette.ColorRole.Mid))
@@ -376,6 +417,26 @@ def _paint_mark(
         painter.fillRect(panel, palette.color(QPalette.ColorRole.Highlight))
     painter.setPen(palette.color(QPalette.ColorRole.Mid))
     painter.drawLine(panel.topLeft(), panel.topRight())
+
+
+def _paint_announcement(
+    painter: QPainter,
+    entry: AnnouncementEntry,
+    panel: QRectF,
+    palette: QPalette,
+    *,
+    selected: bool,
+) -> None:
+    """A panel unlike a message's: the base colour, edged in the colour of how the plan ended
+    (the first plan's, when one message reports several), with a bar down its left side."""
+    status = entry.plans[0].status if entry.plans else ""
+    edge = QColor(_ENDED_COLOURS.get(status, "#0969da"))
+    role = QPalette.ColorRole.Highlight if selected else QPalette.ColorRole.Base
+    painter.setPen(edge)
+    painter.setBrush(palette.color(role))
+    painter.drawRoundedRect(panel, 6, 6)
+    bar = QRectF(panel.left(), panel.top(), 4, panel.height())
+    painter.fillRect(bar, edge)
 
 
 def _text_colour(entry: TranscriptEntry, palette: QPalette) -> QColor:

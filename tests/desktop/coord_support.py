@@ -22,10 +22,16 @@ def task(task_id: str = "a", status: str = "pending", **fields: Any) -> TaskInfo
     return TaskInfo.model_validate(base | fields)
 
 
-def plan(*tasks: TaskInfo, plan_id: str = "p1", status: str = "running") -> PlanInfo:
+def plan(
+    *tasks: TaskInfo,
+    plan_id: str = "p1",
+    status: str = "running",
+    thread_id: str = "t1",
+    created_at: float = 1.0,
+) -> PlanInfo:
     return PlanInfo.model_validate(
-        {"id": plan_id, "thread_id": "t1", "goal": "Write", "version": 1, "status": status,
-         "created_at": 1.0, "tasks": tasks}
+        {"id": plan_id, "thread_id": thread_id, "goal": "Write", "version": 1, "status": status,
+         "created_at": created_at, "tasks": tasks}
     )  # fmt: skip
 
 

@@ -1,5 +1,7 @@
-"""The fake sidecar's coordinator: `profile/*`, `plan/get`, `task/*`, `thread/set_autonomous`
-and scripted plan runs (imported by `fake_sidecar.py`, which runs as a script).
+"""The fake sidecar's coordinator: `profile/*`, `plan/get`, `plan/list`, `task/*`,
+`thread/set_autonomous` and scripted plan runs (imported by `fake_sidecar.py`, which runs as a
+script). A task's subagent events and its result envelope are kept with the plan (in the fake's
+database, so they survive a restart) for `task/events` and `task/envelopes`.
 
 Profiles start as `writer` (internal) and `coder` (claude_code); `profile/set` refuses a profile
 whose id starts with `invalid` (`PROFILES_INVALID`). The text of `run/start` picks a script:
@@ -24,6 +26,7 @@ from typing import Any, Protocol
 from sidecar.protocol import (
     ApprovalInterrupt,
     CoordErrorCode,
+    EnvelopeInfo,
     EscalationInterrupt,
     InterruptEvent,
     InterruptInfo,
@@ -104,7 +107,22 @@ class FakeCoord:
 
     def do_plan_get(self, params: dict[str, Any]) -> Any:
         entry = self.entry(params["thread_id"])
-        return {"thread_id": params["thread_id"], **entry}
+        plans = [wire_plan(plan) for plan in entry["plans"]]
+        return {"thread_id": params["thread_id"], "autonomous": entry["autonomous"], "plans": plans}
+
+    def do_plan_list(self, _params: dict[str, Any]) -> Any:
+        plans = [p for entry in self.state["threads"].values() for p in entry["plans"]]
+        plans.sort(key=lambda p: -p["created_at"])
+        return {"plans": [wire_plan(plan) for plan in plans]}
+
+    def do_task_events(self, params: dict[str, Any]) -> Any:
+        plan, task = self.find(params)
+        events = plan.get("events", {}).get(task["id"], [])
+        return {"events": events[-params.get("limit", 500) :], "has_older": False}
+
+    def do_task_envelopes(self, params: dict[str, Any]) -> Any:
+        plan, task = self.find(params)
+        return {"envelopes": plan.get("envelopes", {}).get(task["id"], [])}
 
     def do_thread_set_autonomous(self, params: dict[str, Any]) -> Any:
         self.entry(params["thread_id"])["autonomous"] = params["autonomous"]
@@ -179,6 +197,11 @@ class FakeCoord:
             run.echo("Both answered.")
 
 
+def wire_plan(plan: dict[str, Any]) -> dict[str, Any]:
+    """A plan as the wire has it (without the events and envelopes the fake keeps with it)."""
+    return {k: v for k, v in plan.items() if k not in ("events", "envelopes")}
+
+
 def proposal(run: RunLike) -> dict[str, Any]:
     now = time.time()
     plan_id = "p-" + run.id
@@ -207,15 +230,29 @@ class Script:
 
     def plan_update(self, status: str) -> None:
         self.plan["status"] = status
-        self.run.emit(PlanUpdate(plan=PlanInfo.model_validate(self.plan)))
+        self.run.emit(PlanUpdate(plan=PlanInfo.model_validate(wire_plan(self.plan))))
 
     def task_update(self, task: dict[str, Any], **changes: Any) -> None:
         task.update(changes)
         self.run.emit(TaskUpdate(task=TaskInfo.model_validate(task)))
 
     def subagent(self, task: dict[str, Any], event: dict[str, Any]) -> None:
-        self.run.emit(SubagentEvent(task_id=task["id"], sub_thread_id="s-" + task["id"],
-                                    event=event))  # fmt: skip
+        nested = SubagentEvent(task_id=task["id"], plan_id=self.plan["id"],
+                               sub_thread_id="s-" + task["id"], event=event)  # fmt: skip
+        self.plan.setdefault("events", {}).setdefault(task["id"], []).append(
+            nested.model_dump(mode="json")
+        )
+        self.run.emit(nested)
+
+    def result(self, task: dict[str, Any]) -> None:
+        """The task's result envelope, to the main agent."""
+        thread = "thread/" + self.plan["thread_id"]
+        envelope = EnvelopeInfo(
+            id=f"{self.plan['id']}:{task['id']}:final", sender=f"{thread}/task/{task['id']}",
+            receiver=thread, kind="final", created_at=time.time(),
+            payload={"status": "succeeded", "findings": f"{task['id']} done"},
+        )  # fmt: skip
+        self.plan.setdefault("envelopes", {})[task["id"]] = [envelope.model_dump(mode="json")]
 
     def pause(self, interrupt: InterruptInfo) -> None:
         self.run.thread["interrupts"].append(interrupt.model_dump(mode="json"))
@@ -268,6 +305,7 @@ class Script:
         ]  # fmt: skip
         for event in events:
             self.subagent(task, event)
+        self.result(task)
         self.task_update(task, status="succeeded", finished_at=now, activity=None, tokens_in=120,
                          tokens_out=80, cost=0.0021, summary=f"{task_id} done")  # fmt: skip
 

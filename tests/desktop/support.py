@@ -13,6 +13,7 @@ from desktop.ipc.health import RestartPolicy
 from desktop.ipc.pending import PendingRequest
 from desktop.ipc.process import SidecarProcess
 from sidecar.protocol import (
+    ANNOUNCEMENT_PREFIX,
     METHODS,
     Empty,
     MessageInfo,
@@ -83,6 +84,7 @@ def message(  # noqa: PLR0917 (test builder mirroring MessageInfo)
     tool_calls: tuple[ToolCallInfo, ...] = (),
     tool_call_id: str | None = None,
     is_error: bool = False,
+    announcement: bool = False,
 ) -> MessageInfo:
     return MessageInfo.model_validate(
         {
@@ -94,18 +96,30 @@ def message(  # noqa: PLR0917 (test builder mirroring MessageInfo)
             "tool_calls": [call.model_dump() for call in tool_calls],
             "tool_call_id": tool_call_id,
             "is_error": is_error,
+            "announcement": announcement,
         }
     )
 
 
-class RunScript:
-    """Builds `RunEventParams` for one run with increasing seq numbers."""
+def announcement_text(plan_id: str = "p1", status: str = "completed", report: str = "") -> str:
+    """A delegated plan's announcement, as the sidecar queues it into its thread."""
+    report = report or f"Plan {plan_id}: {status}.\n[succeeded] a (writer): a done"
+    return f"{ANNOUNCEMENT_PREFIX}{plan_id} ended: {status}]\n{report}"
 
-    def __init__(self, thread_id: str = "t1", run_id: str = "r1") -> None:
-        self.thread_id, self.run_id = thread_id, run_id
+
+class RunScript:
+    """Builds `RunEventParams` for one run with increasing seq numbers (`background`: a
+    delegated plan's run beside the thread's turns)."""
+
+    def __init__(self, thread_id: str = "t1", run_id: str = "r1", background: bool = False):
+        self.thread_id, self.run_id, self.background = thread_id, run_id, background
         self._seq = itertools.count()
 
     def __call__(self, event: RunEventBody) -> RunEventParams:
         return RunEventParams(
-            run_id=self.run_id, thread_id=self.thread_id, seq=next(self._seq), event=event
+            run_id=self.run_id,
+            thread_id=self.thread_id,
+            seq=next(self._seq),
+            event=event,
+            background=self.background,
         )

@@ -1,5 +1,6 @@
 """Plans, tasks, escalations, subagent interrupts and profiles through the whole desktop
-(`build_desktop`) against the scripted fake sidecar process (see `fake_coord.py`)."""
+(`build_desktop`) against the scripted fake sidecar process (see `fake_coord.py`), and what a
+task did, read back from the run tree after the sidecar restarted."""
 
 from __future__ import annotations
 
@@ -15,8 +16,17 @@ from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.escalation_dialog import EscalationDialog
 from desktop.views.plan_dialog import TITLE, PlanApprovalDialog
 from desktop.views.question_dialog import QuestionDialog
-from desktop.views.run_tree import ELAPSED, STALLED_BADGE, STATUS, RunTreePanel
+from desktop.views.run_tree import (
+    ELAPSED,
+    SHOW_ACTIVITY,
+    SHOW_MESSAGES,
+    STALLED_BADGE,
+    STATUS,
+    RunTreePanel,
+)
 from desktop.views.settings_dialog import SettingsDialog
+from desktop.views.task_activity_dialog import TaskActivityDialog
+from desktop.views.task_messages_dialog import TaskMessagesDialog
 from sidecar.protocol import CoordErrorCode
 from tests.desktop.test_app import send
 
@@ -201,3 +211,44 @@ def test_profiles_round_trip_through_the_settings_dialog(qtbot: QtBot, desktop: 
     qtbot.mouseClick(tab.save_button, LEFT)
     qtbot.waitUntil(tab.error_label.isVisible, timeout=TIMEOUT_MS)
     assert "invalid-writer" in tab.error_label.text()
+
+
+def _open(qtbot: QtBot, panel: RunTreePanel, plan_id: str, task_id: str, text: str) -> object:
+    item = panel.task_item(plan_id, task_id)
+    assert item is not None
+    menu = panel.task_menu(item)
+    assert menu is not None
+    [action] = [a for a in menu.actions() if a.text() == text]
+    with qtbot.waitSignal(panel.task_dialog_opened, timeout=TIMEOUT_MS) as opened:
+        action.trigger()
+    return (opened.args or [None])[0]
+
+
+def test_what_a_task_did_comes_back_from_the_run_tree_after_the_sidecar_restarts(
+    qtbot: QtBot, desktop: DesktopApp
+):
+    dialog = open_dialog(qtbot, desktop, "plan")
+    assert isinstance(dialog, PlanApprovalDialog)
+    qtbot.mouseClick(dialog.approve_button, LEFT)
+    qtbot.waitUntil(lambda: task_status(desktop, "c") == "succeeded", timeout=TIMEOUT_MS)
+    with qtbot.waitSignal(desktop.process.restarted, timeout=TIMEOUT_MS):
+        desktop.controller.send_message("crash")
+    tree = coord_of(desktop).tree
+    qtbot.waitUntil(lambda: not tree.loading and not tree.loading_all, timeout=TIMEOUT_MS)
+    assert tree.error is None
+    plan_id = tree.plans[-1].id
+    panel = tree_of(desktop)
+
+    activity = _open(qtbot, panel, plan_id, "b", SHOW_ACTIVITY)
+    assert isinstance(activity, TaskActivityDialog)
+    qtbot.waitUntil(lambda: len(activity.lines()) == 3, timeout=TIMEOUT_MS)
+    assert activity.lines() == [
+        ('workspace/write {"path": "b.md"}', "ok"),
+        ("writing b", ""),
+        ("Done with b", ""),
+    ]
+    messages = _open(qtbot, panel, plan_id, "b", SHOW_MESSAGES)
+    assert isinstance(messages, TaskMessagesDialog)
+    qtbot.waitUntil(lambda: len(messages.lines) == 1, timeout=TIMEOUT_MS)
+    [result] = messages.lines
+    assert (result.header, result.body) == ("Result: succeeded", "b done")

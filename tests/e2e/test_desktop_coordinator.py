@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QAbstractButton, QTableWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.app import DesktopApp, build_desktop
-from desktop.models.transcript import MessageEntry, ToolCallEntry
+from desktop.models.transcript_entries import AnnouncementEntry, MessageEntry, ToolCallEntry
 from desktop.views.approval_dialog import ApprovalDialog
 from desktop.views.main_window import MainWindow
 from desktop.views.plan_dialog import ID, TITLE, PlanApprovalDialog
@@ -130,12 +130,13 @@ def _run_tree(window: MainWindow) -> RunTreePanel:
 
 
 def _shown_plan(panel: RunTreePanel) -> tuple[str, str, dict[str, str]]:
-    """The newest plan in the tree: (plan id, the status its row shows, task id → status shown)."""
+    """The shown thread's newest plan in the tree: (plan id, the status its row shows, task id
+    → status shown)."""
     plans = panel.model.plans
     if not plans:
         return "", "", {}
     plan = plans[-1]
-    row = panel.tree.topLevelItem(panel.tree.topLevelItemCount() - 1)
+    row = panel.plan_item(plan.id)
     shown = row.text(STATUS) if row is not None else ""
     statuses: dict[str, str] = {}
     for node in panel.model.tasks(plan.id):
@@ -163,16 +164,24 @@ def _run_done(app: DesktopApp) -> bool:
     return app.state.run_state().status == "idle"
 
 
-def _announcements(app: DesktopApp) -> list[MessageEntry]:
-    """The plans' announcements in the transcript (each as the message its turn took)."""
+def _announcements(app: DesktopApp) -> list[AnnouncementEntry]:
+    """The plans' announcements in the transcript: rows of their own kind (the message its
+    turn took, as sent), each shown as "Plan <id> finished: <status>" over its report."""
     entries = app.state.transcript.entries
-    return [e for e in entries if isinstance(e, MessageEntry) and e.text.startswith(ANNOUNCED)]
+    found = [e for e in entries if isinstance(e, AnnouncementEntry)]
+    assert all(e.text.startswith(ANNOUNCED) for e in found)
+    view = app.window.transcript
+    for entry in found:
+        row = app.state.transcript.row_of_entry(entry)
+        assert row is not None
+        assert view.shown_text(row).startswith(entry.plans[0].header + "\n")
+    return found
 
 
 def _told(app: DesktopApp) -> bool:
     """The main agent answered a plan's announcement, and its turn is over."""
     said = [e for e in app.state.transcript.entries if isinstance(e, MessageEntry)]
-    answered = [(e.role, e.text.startswith(ANNOUNCED) or e.text) for e in said[-2:]]
+    answered = [(e.role, isinstance(e, AnnouncementEntry) or e.text) for e in said[-2:]]
     return answered == [("user", True), ("assistant", TOLD)] and _run_done(app)
 
 
@@ -219,8 +228,9 @@ def test_an_author_drops_a_leaf_reorders_and_approves_a_plan_and_the_run_tree_sh
     _handed_off(app, plan_id)
     # The plan's report came back by itself, as its announcement, once.
     [announced] = _announcements(app)
-    report = announced.text
-    assert report.startswith(f"{ANNOUNCED}{plan_id} ended: completed]\nPlan {plan_id}: completed.")
+    [(announced_plan, report)] = [(p.header, p.report) for p in announced.plans]
+    assert announced_plan == f"Plan {plan_id} finished: completed"
+    assert report.startswith(f"Plan {plan_id}: completed.")
     assert all(f"[succeeded] {task}" in report for task in ("a", "b", "c"))
     assert "] d (" not in report
     assert _desktop_warnings(caplog) == []
@@ -285,8 +295,9 @@ def test_an_author_answers_two_subagents_approvals_from_the_inbox_in_reverse_ord
     plan_id = _shown_plan(panel)[0]
     _handed_off(app, plan_id)
     [announced] = _announcements(app)
-    assert announced.text.startswith(f"{ANNOUNCED}{plan_id} ended: completed]\n")
-    assert "Files: a.md" in announced.text and "Files: b.md" in announced.text
+    [(announced_plan, report)] = [(p.header, p.report) for p in announced.plans]
+    assert announced_plan == f"Plan {plan_id} finished: completed"
+    assert "Files: a.md" in report and "Files: b.md" in report
     for task in ("a", "b"):
         writes = [line for line in _activity(panel, plan_id, task) if "write" in line[0]]
         assert writes == [(f'workspace/write {{"content": "{task}", "path": "{task}.md"}}', "ok")]

@@ -10,6 +10,8 @@ from sidecar.protocol import (
     ErrorObject,
     PlanGetParams,
     PlanGetResult,
+    PlanListParams,
+    PlanListResult,
     ProfileInfo,
     ProfileSetParams,
     TaskRef,
@@ -105,3 +107,36 @@ def test_coordinator_codes_read_as_sentences():
     error = ErrorObject(code=CoordErrorCode.TASK_NOT_RUNNING, message="a is pending")
     assert describe_coord_error(error) == "The task is not running (a is pending)"
     assert describe_coord_error(ErrorObject(code=-1, message="other")) == "other"
+
+
+def test_refresh_loads_every_threads_plans_and_the_shown_threads(fake_sender: FakeSender):
+    coord = shown(fake_sender, plan(task("a")))
+    coord.refresh()
+    assert fake_sender.methods()[-2:] == ["plan/list", "plan/get"]
+    assert fake_sender.last("plan/list")[0] == PlanListParams()
+    other = plan(task("n", plan_id="p2"), plan_id="p2", thread_id="t2")
+    fake_sender.last("plan/list")[1].resolve(PlanListResult(plans=(other,)))
+    assert coord.tree.thread_of("p2") == "t2"
+
+
+def test_a_task_of_another_thread_is_acted_on_in_its_own_thread(fake_sender: FakeSender):
+    coord = shown(fake_sender, plan(task("a")))
+    coord.load_all()
+    other = plan(task("n", "running", plan_id="p2"), plan_id="p2", thread_id="t2")
+    fake_sender.last("plan/list")[1].resolve(PlanListResult(plans=(other,)))
+    coord.cancel_task("p2", "n")
+    params, pending = fake_sender.last("task/cancel")
+    assert params == TaskRef(thread_id="t2", task_id="n", plan_id="p2")
+    pending.resolve(CoordEmpty())
+    assert fake_sender.methods()[-1] == "plan/list"  # its dependents were skipped too
+
+
+def test_a_missed_event_of_another_thread_reloads_the_list_and_a_failed_list_says_so(
+    fake_sender: FakeSender,
+):
+    coord = shown(fake_sender, plan(task("a")))
+    coord.handle_run_event(RunScript("t2", "bg")(TaskUpdate(task=task("z", plan_id="p9"))))
+    assert fake_sender.methods()[-1] == "plan/list"
+    fake_sender.last("plan/list")[1].reject(ErrorObject(code=-32603, message="disk"))
+    assert coord.tree.error is not None and "disk" in coord.tree.error
+    assert not coord.tree.loading_all

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from desktop.models.activity import MAX_ENTRIES, ActivityLog
+from desktop.models.activity import MAX_ENTRIES, ActivityLog, activity_of
 from sidecar.protocol import (
     ErrorInfo,
     MessageEvent,
     NodeStarted,
     RunFailed,
+    SubagentEvent,
     Token,
     ToolCall,
     ToolProgress,
@@ -63,3 +64,16 @@ def test_only_the_newest_lines_are_kept():
         log.apply(ToolCall(call_id=f"c{i}", server="s", tool="t", arguments={}))
     assert len(log) == MAX_ENTRIES and log.dropped == 5
     assert log.entries[0].call_id == "c5"
+
+
+def test_a_tasks_stored_events_read_as_the_lines_they_streamed_as():
+    events = [
+        SubagentEvent(task_id="a", plan_id="p1", event=call.model_dump())
+        for call in (
+            ToolCall(call_id="c1", server="workspace", tool="write", arguments={"path": "a"}),
+            ToolResult(call_id="c1", is_error=False, content="wrote"),
+        )
+    ]
+    events.append(SubagentEvent(task_id="a", plan_id="p1", event={"type": "from_the_future"}))
+    log = activity_of(events)
+    assert [(e.text, e.state) for e in log.entries] == [('workspace/write {"path": "a"}', "ok")]

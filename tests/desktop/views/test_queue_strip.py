@@ -18,7 +18,7 @@ from sidecar.protocol import (
     RunStarted,
     RunStartParams,
 )
-from tests.desktop.support import FakeSender, RunScript
+from tests.desktop.support import FakeSender, RunScript, announcement_text
 from tests.desktop.views.test_main_window import build_window
 
 
@@ -133,3 +133,13 @@ def test_a_delivered_message_cannot_change_and_an_answered_one_leaves_the_strip(
         )
     )
     assert strip.rows == []
+
+
+def test_a_plans_report_waiting_for_the_turn_shows_by_its_header_and_cannot_be_changed(
+    window: MainWindow,
+):
+    queue, strip = _strip(window)
+    queue.handle_update(_queued("announce:p1:bg", announcement_text("p1", "failed")))
+    [(_info, label, edit, withdraw)] = strip.rows
+    assert label.text() == "result · queued: Plan p1 finished: failed"
+    assert not edit.isEnabled() and not withdraw.isEnabled()

@@ -157,11 +157,13 @@ def test_a_thread_without_plans_says_so(qtbot: QtBot, fake_sender: FakeSender):
     panel = RunTreePanel(coord)
     qtbot.addWidget(panel)
     coord.show_thread("t1")
-    first = panel.tree.topLevelItem(0)
+    group = panel.thread_item("t1")
+    first = group.child(0) if group is not None else None
     assert first is not None and first.text(0) == "Loading…"
     fake_sender.last("plan/get")[1].resolve(
         PlanGetResult(thread_id="t1", autonomous=True, plans=())
     )
-    first = panel.tree.topLevelItem(0)
+    group = panel.thread_item("t1")
+    first = group.child(0) if group is not None else None
     assert first is not None and first.text(0) == "No plan in this thread yet"
     assert panel.autonomous_check.isChecked()

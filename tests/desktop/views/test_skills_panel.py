@@ -310,7 +310,7 @@ def test_a_routine_run_from_the_panel_is_sent_on_the_selected_thread(
 def _save_dialog(window: MainWindow) -> tuple[SkillsPanelWidget, SaveRoutineDialog]:
     run_tree = window.run_tree
     assert run_tree is not None
-    item = run_tree.tree.topLevelItem(0)
+    item = run_tree.plan_item("p1")
     assert item is not None
     menu = run_tree.plan_menu(item)
     assert menu is not None
@@ -374,7 +374,7 @@ def test_save_as_routine_is_offered_only_on_a_completed_plan(
     fake_sender.last("plan/get")[1].resolve(
         PlanGetResult(thread_id="t1", autonomous=False, plans=plans)
     )
-    plan_item = run_tree.tree.topLevelItem(0)
+    plan_item = run_tree.plan_item("p1")
     assert plan_item is not None
     menu = run_tree.plan_menu(plan_item)
     assert menu is not None and not menu.actions()[0].isEnabled()

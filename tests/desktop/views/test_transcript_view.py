@@ -10,7 +10,8 @@ import pytest
 from PySide6.QtCore import QCoreApplication, Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.controllers.session import PAGE, SessionController
+from desktop.controllers.history import PAGE
+from desktop.controllers.session import SessionController
 from desktop.models.session import SessionState
 from desktop.models.transcript import INITIAL_PAGE, MessageEntry, Transcript
 from desktop.views import transcript_render

@@ -1,0 +1,56 @@
+"""What a run tree row's menu offers: a plan's "Save plan as routine…", and a task's windows
+onto what it did ("Open transcript", "Show activity", "Show messages") with its actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtWidgets import QMenu, QWidget
+
+from desktop.controllers.plans import CoordController
+from desktop.models.run_tree import TaskNode, can_cancel, can_retry
+from desktop.views.task_dialogs import TaskDialogs
+from sidecar.protocol import PlanInfo
+
+SAVE_AS_ROUTINE = "Save plan as routine…"
+OPEN_TRANSCRIPT = "Open transcript"
+SHOW_ACTIVITY = "Show activity"
+SHOW_MESSAGES = "Show messages"
+
+
+def build_plan_menu(
+    parent: QWidget, plan: PlanInfo, save_routine: Callable[[PlanInfo], None]
+) -> QMenu:
+    """ "Save plan as routine…", enabled once the plan completed."""
+    menu = QMenu(parent)
+    action = menu.addAction(SAVE_AS_ROUTINE)
+    action.setEnabled(plan.status == "completed")
+    action.setToolTip("Run it again later with other values: /routine <name> key=value")
+    action.triggered.connect(lambda: save_routine(plan))
+    return menu
+
+
+def build_task_menu(
+    parent: QWidget, node: TaskNode, dialogs: TaskDialogs, coord: CoordController
+) -> QMenu:
+    """What the task did (its sub-thread only once it has one), then Cancel and Retry."""
+    plan_id, task_id = node.key
+    task = node.info
+    entries: list[tuple[str, bool, Callable[[], object]]] = [
+        (OPEN_TRANSCRIPT, task.sub_thread_id is not None,
+         lambda: dialogs.open_transcript(plan_id, task_id)),
+        (SHOW_ACTIVITY, True, lambda: dialogs.show_activity(plan_id, task_id)),
+        (SHOW_MESSAGES, True, lambda: dialogs.show_messages(plan_id, task_id)),
+        ("", False, lambda: None),
+        ("Cancel", can_cancel(task), lambda: coord.cancel_task(plan_id, task_id)),
+        ("Retry", can_retry(task), lambda: coord.retry_task(plan_id, task_id)),
+    ]  # fmt: skip
+    menu = QMenu(parent)
+    for text, enabled, act in entries:
+        if not text:
+            menu.addSeparator()
+            continue
+        action = menu.addAction(text)
+        action.setEnabled(enabled)
+        action.triggered.connect(lambda _checked=False, act=act: act())
+    return menu
