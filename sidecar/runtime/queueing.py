@@ -64,9 +64,19 @@ def queued_info(record: QueuedRecord) -> QueuedMessageInfo:
     )
 
 
+ANNOUNCEMENT_ID_PREFIX = "announce:"
+"""The id of a queued message the sidecar itself queued: a delegated plan's report."""
+
+
+def is_announcement(record: QueuedRecord) -> bool:
+    return record.id.startswith(ANNOUNCEMENT_ID_PREFIX)
+
+
 def next_batch(queued: list[QueuedRecord]) -> list[QueuedRecord]:
     """What the next turn carries: an interrupt message first (alone), else the oldest message
-    with — for steer and collect — every other queued message of its mode."""
+    with — for steer and collect — every other queued message of its mode. Announcements and
+    the author's messages never share a turn's message: results that ended together are taken
+    together, the author's words stay the author's."""
     if not queued:
         return []
     interrupts = [r for r in queued if r.mode == "interrupt"]
@@ -75,7 +85,8 @@ def next_batch(queued: list[QueuedRecord]) -> list[QueuedRecord]:
     first = queued[0]
     if first.mode == "followup":
         return [first]
-    return [r for r in queued if r.mode == first.mode]
+    kind = is_announcement(first)
+    return [r for r in queued if r.mode == first.mode and is_announcement(r) == kind]
 
 
 class QueueDesk:

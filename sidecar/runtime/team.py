@@ -40,6 +40,7 @@ from sidecar.protocol import (
 from sidecar.runtime.drive import forward_event
 from sidecar.runtime.emitter import EventSink, RunEmitter
 from sidecar.runtime.live import LiveInterrupts
+from sidecar.runtime.queueing import ANNOUNCEMENT_ID_PREFIX
 from sidecar.runtime.recovery import PLAN_RUN
 from sidecar.store import Store
 from sidecar.turn.events import events_to
@@ -47,14 +48,12 @@ from sidecar.turn.state import SubagentInput
 
 log = logging.getLogger(__name__)
 
-ANNOUNCED_BY = "announce"
-
 
 def announcement_id(plan_id: str, run_id: str) -> str:
     """The queued message that announces the end of the plan's background run: one per run
     (a crash before the plan's end was recorded runs it again under a new run, which
     announces instead; a crash after finds it ended and queued)."""
-    return f"{ANNOUNCED_BY}:{plan_id}:{run_id}"
+    return f"{ANNOUNCEMENT_ID_PREFIX}{plan_id}:{run_id}"
 
 
 class TeamDesk:
