@@ -25,7 +25,6 @@ from desktop.models.transcript_entries import (
     ToolCallEntry,
     TranscriptEntry,
     announcement_entry,
-    is_announcement,
 )
 from desktop.models.transcript_marks import (
     MARK_TYPES,
@@ -272,13 +271,13 @@ class Transcript:
         self._entries = self._weave(self._entries)
         self.reset.emit()
 
-    def add_local_message(self, text: str) -> None:
+    def add_local_message(self, text: str, *, announcement: bool = False) -> None:
         """Show a message the turn takes at once, before the sidecar confirms it (unless
         detached: then it shows when the live end is loaded again): the author's own, or a
         delegated plan's announcement delivered from the queue (its own kind of row)."""
         if not self.has_newer:
             self._locals += 1
-            if is_announcement(text):
+            if announcement:
                 self._append(announcement_entry(text, local=True))
             else:
                 self._append(MessageEntry("user", text, local=True))

@@ -108,11 +108,6 @@ class AnnouncementEntry(MessageEntry):
         return announced_header(self.plans)
 
 
-def is_announcement(text: str) -> bool:
-    """Whether a user message's text is an announcement (as the sidecar marks it)."""
-    return text.startswith(ANNOUNCEMENT_PREFIX)
-
-
 def announcement_entry(
     text: str, message_id: str | None = None, *, local: bool = False
 ) -> AnnouncementEntry:

@@ -17,7 +17,6 @@ from desktop.controllers.queue import QueueController
 from desktop.models.session import SessionState
 from desktop.models.transcript_entries import (
     announced_header,
-    is_announcement,
     parse_announcement,
 )
 from sidecar.protocol import QueuedMessageInfo
@@ -54,7 +53,9 @@ class QueueStrip(QWidget):
         # The running turn (or the one it started) took it: it joins the transcript now (a
         # delegated plan's announcement as a row of its own kind).
         if message.thread_id == self._selected():
-            self._state.transcript.add_local_message(message.text)
+            self._state.transcript.add_local_message(
+                message.text, announcement=message.announcement
+            )
 
     def _on_changed(self, thread_id: str) -> None:
         if thread_id == self._selected():
@@ -75,7 +76,7 @@ class QueueStrip(QWidget):
             label.setWordWrap(True)
             edit = QPushButton("Edit")
             withdraw = QPushButton("Withdraw")
-            announced = is_announcement(info.text)
+            announced = info.announcement
             if announced:
                 label.setToolTip("A delegated plan's report: the agent takes it in its next turn")
             waiting = info.status == "queued" and not announced
@@ -101,7 +102,7 @@ class QueueStrip(QWidget):
 def _row_text(info: QueuedMessageInfo) -> str:
     """A queued message's row: its mode, receipt and text (an announcement by its header: the
     author never typed it, so it is neither edited nor withdrawn)."""
-    if is_announcement(info.text):
+    if info.announcement:
         return f"result · {info.status}: {announced_header(parse_announcement(info.text))}"
     text = info.text if len(info.text) <= _PREVIEW else info.text[: _PREVIEW - 1] + "…"
     return f"{info.mode} · {info.status}: {text}"

@@ -43,6 +43,11 @@ class QueuedMessageInfo(WireModel):
     created_at: float
     delivered_at: float | None = None
     answered_at: float | None = None
+    announcement: bool = Field(
+        default=False,
+        description="A delegated plan's report the sidecar queued, not the author's message: "
+        "it is neither edited nor withdrawn.",
+    )
 
 
 class QueueUpdateParams(WireModel):

@@ -61,6 +61,7 @@ def queued_info(record: QueuedRecord) -> QueuedMessageInfo:
         created_at=record.created_at,
         delivered_at=record.delivered_at,
         answered_at=record.answered_at,
+        announcement=is_announcement(record),
     )
 
 
@@ -238,9 +239,12 @@ class QueueDesk:
         return [queued_info(r) for r in self._repo.open_messages(thread_id)]
 
     def _own(self, thread_id: str, message_id: str) -> None:
+        """Raises:
+        NoSuchQueuedError: not an author's queued message of this thread (a plan's report the
+            sidecar queued is not the author's to edit or withdraw)."""
         record = self._repo.get(message_id)
-        if record is None or record.thread_id != thread_id:
-            raise NoSuchQueuedError(f"no queued message {message_id!r} on this thread")
+        if record is None or record.thread_id != thread_id or is_announcement(record):
+            raise NoSuchQueuedError(f"no queued message {message_id!r} of yours on this thread")
 
     def _announce(self, message_ids: list[str]) -> list[QueuedMessageInfo]:
         infos: list[QueuedMessageInfo] = []

@@ -53,7 +53,7 @@ def test_an_announcement_delivered_from_the_queue_is_its_row_at_once_and_adopts_
     transcript = Transcript()
     transcript.clear("t1")
     text = announcement_text("p1")
-    transcript.add_local_message(text)
+    transcript.add_local_message(text, announcement=True)
     [entry] = transcript.entries
     assert isinstance(entry, AnnouncementEntry) and entry.local
     transcript.apply(MessageEvent(message=message("user", text, "m9", announcement=True)))

@@ -38,6 +38,7 @@ def _queued(message_id: str, text: str, status: str = "queued", mode: str = "ste
                 "text": text,
                 "status": status,
                 "created_at": float(len(message_id)),
+                "announcement": message_id.startswith("announce:"),  # as the sidecar marks it
             }
         )
     )

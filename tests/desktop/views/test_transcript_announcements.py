@@ -43,7 +43,7 @@ def delivered(text: str) -> QueueUpdateParams:
     """The queue's notice that the sidecar's queued announcement reached its turn."""
     info = QueuedMessageInfo(
         id="announce:p1:bg", thread_id="t1", mode="steer", text=text, status="delivered",
-        run_id="r2", created_at=2.0, delivered_at=3.0,
+        run_id="r2", created_at=2.0, delivered_at=3.0, announcement=True,
     )  # fmt: skip
     return QueueUpdateParams(message=info)
 

@@ -41,3 +41,10 @@ def test_results_that_ended_together_are_one_turn_before_a_later_author_message(
 def test_an_interrupt_or_a_followup_still_goes_alone() -> None:
     assert [r.id for r in next_batch([_queued("a1"), _queued("i", "interrupt")])] == ["i"]
     assert [r.id for r in next_batch([_queued("f", "followup"), _queued("a1")])] == ["f"]
+
+
+def test_the_queue_says_which_message_is_a_plans_report() -> None:
+    from sidecar.runtime.queueing import queued_info
+
+    assert queued_info(_queued(f"{ANNOUNCEMENT_ID_PREFIX}p1:r1")).announcement
+    assert not queued_info(_queued("a1")).announcement
