@@ -70,7 +70,10 @@ def sandbox_spec(workdir: Path) -> ServerSpec:
     def target() -> Any:
         from mcp import StdioServerParameters
 
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+        # ATRIUM_SANDBOX_ALLOW_GUARD_ONLY=1 is the author's opt-in to the escapable guard-only
+        # mode where no OS sandbox works (see the README's security section).
+        passed = ("PATH", "HOME", "LANG", "TMPDIR", "ATRIUM_SANDBOX_ALLOW_GUARD_ONLY")
+        env = {k: v for k, v in os.environ.items() if k in passed}
         args = [*_role("sandbox"), "--workdir", str(workdir)]
         return StdioServerParameters(command=sys.executable, args=args, env=env)
 

@@ -1,28 +1,37 @@
 """Child-side bootstrap: confine this process, then run the author's code as ``__main__``.
 
-Run as a script (``python -I -S -B -X utf8 _bootstrap.py CONFIG_JSON``) in the per-run directory,
-so it uses the standard library only and imports nothing from Atrium. In order it applies:
+Run as a script (``python -I -S -B -X utf8 _bootstrap.py CONFIG_JSON``), usually already inside
+the OS-level confinement the runner chose (bubblewrap or ``unshare`` namespaces, a macOS
+``sandbox-exec`` profile; see :mod:`.confinement`), so it uses the standard library only and
+imports nothing from Atrium. In order it applies:
 
-1. **rlimits** (kernel-enforced, always): address space (``RLIMIT_AS``), CPU seconds
-   (``RLIMIT_CPU``: SIGXCPU, then SIGKILL one second later), file size (``RLIMIT_FSIZE``), open
-   files, and no core dumps.
-2. **Network namespace** (kernel, Linux, when permitted): ``unshare(CLONE_NEWNET)`` as root, else
-   ``unshare(CLONE_NEWUSER | CLONE_NEWNET)`` where unprivileged user namespaces are enabled. The new
-   namespace has only a downed loopback, so nothing is reachable, not even 127.0.0.1.
-3. **Landlock** (kernel, Linux >= 5.13, when available): writes and any other change only beneath
+1. **Identity** (kernel): when the server runs as root, bubblewrap starts this script as root
+   with only CAP_SETUID/CAP_SETGID, and it becomes an unused high uid that owns nothing but the
+   run directory (root is exempt from the process cap below; that uid is not). In the ``unshare``
+   fallback it drops every capability it holds inside its user namespace.
+2. **rlimits** (kernel, always): address space (``RLIMIT_AS``), CPU seconds (``RLIMIT_CPU``:
+   SIGXCPU, then SIGKILL one second later), file size (``RLIMIT_FSIZE``), open files, no core
+   dumps, and, where the kernel counts only this run's processes (a user namespace of its own, or
+   the uid of step 1), processes and threads (``RLIMIT_NPROC``).
+3. **Network namespace** (kernel, Linux, when not already in one): ``unshare(CLONE_NEWNET)`` as
+   root, else ``unshare(CLONE_NEWUSER | CLONE_NEWNET)`` where unprivileged user namespaces are
+   enabled. The new namespace has only a downed loopback: nothing is reachable, not 127.0.0.1.
+4. **Landlock** (kernel, Linux >= 5.13, when available): writes and any other change only beneath
    the run directory; reads and execution only beneath the Python installation, the system library
    directories and a few device files; with ABI >= 4 no TCP bind/connect; with ABI >= 6 no signals
    to processes outside the sandbox. Inherited by anything the code manages to start.
-4. **The Python guard** (always, in-process ``sys.addaudithook``): refuses socket
-   connect/bind/send/name lookups, starting processes (fork, exec, spawn, ``subprocess``),
-   ``ctypes``, writes or other changes to paths outside the run directory, and opening directories
-   outside it (which would allow ``dir_fd`` tricks).
+5. **A supervisor** (everywhere but under ``sandbox-exec``, which forbids forking): this process
+   forks the program and waits for it, then reports its exact exit status on the status pipe
+   (bubblewrap's own exit code folds signals into 128+n) and exits, so the runner ends whatever
+   the program left behind at once.
+6. **The Python guard** (always, in-process ``sys.addaudithook``, in the program only): refuses
+   socket use, starting processes, ``ctypes``, writes outside the run directory and opening
+   directories outside it.
 
-What is *not* enforced: the guard is defense in depth, not a security boundary; native code can
-get around it. Without Landlock, the child can *read* any file the author's account can read, and a
-guard bypass could write outside the run directory; without a network namespace (or Landlock's TCP
-rules) the network is blocked by the guard only. There is no chroot and no PID namespace.
-The result of each run reports which layers applied.
+The guard is a convenience, not a boundary: code can switch it off (through ``gc``, or native
+code). What holds then is steps 1-5 and the confinement around them. Without that confinement
+(``guard_only``) a program that disables the guard can start processes that outlive the run.
+The status pipe carries two JSON lines: the layers applied, then ``{"exit_code": n}``.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import importlib.util
 import json
 import os
 import resource
+import signal
 import sys
 import traceback
 import types
@@ -58,6 +68,12 @@ _FS_IOCTL_DEV = 1 << 15
 _FS_FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE | _FS_IOCTL_DEV
 _NET_TCP_BIND_CONNECT = (1 << 0) | (1 << 1)
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+# The runner's own processes inside the run's process count: bubblewrap's init and the supervisor.
+PROCESS_OVERHEAD = 2
 _SCOPE_ABSTRACT_UNIX_AND_SIGNAL = (1 << 0) | (1 << 1)
 
 SYSTEM_READ_ROOTS = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime")
@@ -77,8 +93,54 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    )
+
+
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
+
+
+def drop_identity(uid: int, gid: int) -> None:
+    """Become ``uid``/``gid`` with no supplementary groups (needs CAP_SETUID/CAP_SETGID).
+
+    Changing every uid away from 0 clears all capabilities.
+    """
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+
+
+def drop_capabilities() -> None:
+    """Clear every capability this process holds (in its own user namespace); best effort."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = _libc()
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    libc.capset(ctypes.byref(header), data)
+
+
+def limit_processes(max_processes: int) -> bool:
+    """Cap processes and threads at ``max_processes`` plus the runner's own; False if refused."""
+    nproc = getattr(resource, "RLIMIT_NPROC", None)
+    if nproc is None:
+        return False
+    wanted = max_processes + PROCESS_OVERHEAD
+    try:
+        resource.setrlimit(nproc, (wanted, wanted))
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def apply_rlimits(memory_bytes: int, cpu_s: int, file_bytes: int) -> None:
@@ -191,14 +253,39 @@ def _allow(libc: ctypes.CDLL, ruleset: int, path: str, access: int) -> None:
 
 
 def main(argv: Sequence[str]) -> None:
-    """Confine, report the applied layers on the status fd, then run the code."""
+    """Confine, report the applied layers on the status fd, then run the code (supervised)."""
     config: dict[str, Any] = json.loads(argv[1])
     run_dir: str = config["run_dir"]
+    status_fd: int = config["status_fd"]
     guard = _load_guard()  # before Landlock, which may hide this directory
+    identity = config.get("identity")
+    if identity:
+        drop_identity(identity[0], identity[1])
+    elif config.get("drop_capabilities"):
+        drop_capabilities()
+    os.chdir(run_dir)
+    os.environ.pop("PWD", None)  # bubblewrap sets it for its own --chdir
     apply_rlimits(config["memory_bytes"], config["cpu_s"], config["file_bytes"])
+    layers = _confine(config, run_dir)
+    _write_status(status_fd, layers)
+    with open(config["code_path"], encoding="utf-8") as handle:
+        source = handle.read()
+    if config.get("supervise"):
+        _supervise(status_fd)  # returns in the program's process only
+    else:
+        os.close(status_fd)
+    guard.install(run_dir)
+    _run(source, run_dir)
+
+
+def _confine(config: dict[str, Any], run_dir: str) -> dict[str, Any]:
+    """Apply the kernel layers this process sets itself; return what applied."""
     network: list[str] = []
     filesystem: list[str] = []
-    if isolate_network():
+    processes: list[str] = []
+    if config.get("max_processes") and limit_processes(config["max_processes"]):
+        processes.append("nproc")
+    if not config.get("namespaced") and isolate_network():
         network.append("netns")
     die_with_server(config.get("parent_pid"))
     roots = [sys.base_prefix, sys.prefix, *config.get("read_roots", ()), *SYSTEM_READ_ROOTS]
@@ -207,15 +294,41 @@ def main(argv: Sequence[str]) -> None:
         filesystem.append("landlock")
         if abi >= 4:
             network.append("landlock")
-    network.append("guard")
-    filesystem.append("guard")
-    _report(
-        config["status_fd"], {"network": network, "filesystem": filesystem, "landlock_abi": abi}
-    )
-    with open(config["code_path"], encoding="utf-8") as handle:
-        source = handle.read()
-    guard.install(run_dir)
-    _run(source, run_dir)
+    return {
+        "network": network,
+        "filesystem": filesystem,
+        "processes": processes,
+        "landlock_abi": abi,
+    }
+
+
+def _supervise(status_fd: int) -> None:
+    """Fork: the child returns to run the program; this process waits for it, reports its exit
+    status on ``status_fd`` and exits, never returning.
+
+    It reaps every child it is given (as PID 1 of an ``unshare`` namespace orphans come to it),
+    and it is not dumpable, so the program cannot reach its status pipe through ``/proc``.
+    """
+    supervisor = os.getpid()
+    child = os.fork()
+    if child == 0:
+        os.close(status_fd)
+        if sys.platform.startswith("linux"):
+            _libc().prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
+        if os.getppid() != supervisor:
+            os._exit(137)
+        return
+    if sys.platform.startswith("linux"):
+        _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    # A timeout's SIGTERM to the process group is for the program; this process reports it.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    while True:
+        reaped, status = os.waitpid(-1, 0)
+        if reaped == child:
+            break
+    code = os.waitstatus_to_exitcode(status)
+    _write_status(status_fd, {"exit_code": code})
+    os._exit(code if code >= 0 else 128 - code)
 
 
 def _load_guard() -> types.ModuleType:
@@ -229,11 +342,9 @@ def _load_guard() -> types.ModuleType:
     return module
 
 
-def _report(fd: int, status: dict[str, Any]) -> None:
-    try:
-        os.write(fd, json.dumps(status).encode("utf-8"))
-    finally:
-        os.close(fd)
+def _write_status(fd: int, status: dict[str, Any]) -> None:
+    """One JSON line on the status pipe."""
+    os.write(fd, json.dumps(status).encode("utf-8") + b"\n")
 
 
 def _run(source: str, run_dir: str) -> None:

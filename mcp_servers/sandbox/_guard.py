@@ -11,9 +11,10 @@ The policy (:func:`decide`) is a plain function so it can be tested directly. It
 - writing, creating, removing, renaming, linking or changing files outside the run directory
   (symlinks and ``dir_fd`` arguments are resolved first), and opening directories outside it.
 
-This is defense in depth, not a security boundary: native code can get around audit hooks and a
-racing thread can swap a path between the check and the use. The kernel layers (rlimits, network
-namespace, Landlock) applied by the bootstrap are the real boundary where they are available.
+This is a convenience, not a security boundary: code can switch it off (its functions are
+reachable through ``gc``), native code can get around audit hooks and a racing thread can swap a
+path between the check and the use. The boundary is the OS confinement around the child
+(:mod:`.confinement`) and the kernel layers the bootstrap applies (uid, rlimits, Landlock).
 Standard library only: it runs inside the sandbox child.
 """
 

@@ -1,11 +1,15 @@
 """The sandbox MCP server: one tool, ``run_python``, that runs code in a confined child process.
 
-See :mod:`.runner` for how a run is started and supervised and :mod:`._bootstrap` for what is
-and is not enforced inside the child. Each result reports the isolation layers that applied.
+See :mod:`.confinement` for the OS-level boundary, :mod:`.runner` for how a run is started and
+supervised, :mod:`._bootstrap` for what is enforced inside the child and :mod:`.folders` for the
+disk quota and the retention of run folders. Each result reports the layers that applied.
+Refusals are tool errors whose text starts with a code: ``[sandbox_unavailable]``,
+``[disk_quota_exceeded]``, ``[spawn_failed]``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -14,8 +18,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from .confinement import ConfinementChoice
 from .models import RunResult
-from .runner import SandboxSettings, run_python
+from .runner import SandboxSettings, prune, run_python
 
 SERVER_NAME = "atrium-sandbox"
 
@@ -31,15 +36,29 @@ def build_server(
     memory_mb: int = 512,
     cpu_s: int | None = None,
     max_output_bytes: int = 100_000,
+    file_size_mb: int = 64,
     kill_grace_s: float = 1.0,
     python: str | None = None,
+    max_processes: int = 32,
+    disk_quota_mb: int = 256,
+    max_files: int = 10_000,
+    keep_runs: int = 50,
+    max_run_age_s: float = 7 * 24 * 3600.0,
+    confinement: ConfinementChoice = "auto",
+    allow_guard_only: bool | None = None,
 ) -> MCPServer:
-    """Build the sandbox server; runs go to fresh subdirectories of ``workdir`` (created).
+    """Build the sandbox server; runs go to fresh subdirectories of ``workdir`` (created), and
+    run folders past the retention are removed now and after each run.
 
     ``timeout_s`` is the default and the maximum wall-clock time per run; ``memory_mb`` caps the
     child's address space; ``cpu_s`` caps CPU seconds (default: the run's timeout plus one);
-    ``max_output_bytes`` caps each of stdout and stderr; ``kill_grace_s`` is the SIGTERM-to-SIGKILL
-    grace on timeout; ``python`` is the child interpreter (default: this one).
+    ``max_output_bytes`` caps each of stdout and stderr; ``file_size_mb`` each file written;
+    ``kill_grace_s`` is the SIGTERM-to-SIGKILL grace on timeout without a PID namespace;
+    ``python`` is the child interpreter (default: this one); ``max_processes`` caps the program's
+    processes and threads; ``disk_quota_mb`` and ``max_files`` cap what a run keeps in its
+    folder; ``keep_runs`` and ``max_run_age_s`` are the retention; ``confinement`` and
+    ``allow_guard_only`` (None: from the environment) choose the OS-level boundary (see
+    :class:`SandboxSettings`).
     """
     root = workdir.resolve()
     root.mkdir(parents=True, exist_ok=True)
@@ -48,15 +67,26 @@ def build_server(
         memory_mb=memory_mb,
         cpu_s=cpu_s,
         max_output_bytes=max_output_bytes,
+        file_size_mb=file_size_mb,
         kill_grace_s=kill_grace_s,
         python=python,
+        max_processes=max_processes,
+        disk_quota_mb=disk_quota_mb,
+        max_files=max_files,
+        keep_runs=keep_runs,
+        max_run_age_s=max_run_age_s,
+        confinement=confinement,
     )
+    if allow_guard_only is not None:
+        limits = replace(limits, allow_guard_only=allow_guard_only)
+    prune(root, limits)
     server = MCPServer(
         SERVER_NAME,
         title="Atrium sandbox",
         instructions=(
-            "Runs Python (standard library only) in a separate, confined process with no "
-            "network, limited time, memory and output, writing only in its own run directory."
+            "Runs Python (standard library only) in a separate process confined by the operating "
+            "system: no network, limited time, memory, processes, output and disk, writing only "
+            "in its own run directory."
         ),
     )
     _add_run_python(server, root, limits)
@@ -73,7 +103,7 @@ def _add_run_python(server: MCPServer, workdir: Path, limits: SandboxSettings) -
         stdin: Annotated[str | None, Field(description="Text fed to the program's stdin.")] = None,
     ) -> Annotated[CallToolResult, RunResult]:
         """Run Python code in a fresh sandbox directory: no network, no subprocesses, bounded
-        time, memory and output; returns exit code, stdout, stderr and what was enforced."""
+        time, memory, output and disk; returns exit code, stdout, stderr and what was enforced."""
         effective = min(timeout_s or limits.timeout_s, limits.timeout_s)
         try:
             result = await run_python(
@@ -96,8 +126,10 @@ def summary(result: RunResult) -> str:
     else:
         head = f"Exit code {result.exit_code} after {result.duration_s:g}s."
     layers = (
+        f"confinement: {result.isolation.confinement or 'none'}; "
         f"network: {'+'.join(result.isolation.network) or 'none'}; "
-        f"filesystem: {'+'.join(result.isolation.filesystem) or 'none'}"
+        f"filesystem: {'+'.join(result.isolation.filesystem) or 'none'}; "
+        f"processes: {'+'.join(result.isolation.processes) or 'none'}"
     )
     parts = [f"{head} ({layers})"]
     if result.stdout:
