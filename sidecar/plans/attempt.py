@@ -45,10 +45,13 @@ class AttemptResult:
 
 @dataclass(frozen=True, slots=True)
 class UsageSoFar:
-    """An attempt's tokens so far, and their cost (None: some step had no known price)."""
+    """An attempt's tokens so far, and their cost (None: some step had no known price); in and
+    out apart where the attempt knows them."""
 
     tokens: int
     cost: float | None
+    tokens_in: int = 0
+    tokens_out: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,8 @@ class AttemptReport:
     sub_thread_id: str | None = None
     usage: UsageSoFar | None = None
     heartbeat: bool = False
+    session_ref: str | None = None
+    """A strong agent's native session, once its CLI announced it."""
 
 
 @dataclass(eq=False)

@@ -9,8 +9,9 @@ budget, or stop the plan). Tasks hitting a limit together share that one questio
 autonomous thread nobody is asked: the plan stops. A model whose price is unknown adds no cost,
 so a cost budget counts only the priced part; that is said once. Tasks marked `optional` that
 have not started by the time 80% of a budget is spent are cut: skipped with that reason (their
-dependents run on). A strong agent reports its usage only when it ends, so it is charged then
-(it cannot be stopped mid-run by a budget).
+dependents run on). A strong agent is charged on the usage its CLI streams (Claude Code per
+model message, Codex per turn: the agents server's `usage` events), so it too is warned at 80%
+and stopped at 100% mid-run; its result's own figures are what is recorded when it ends.
 """
 
 from __future__ import annotations

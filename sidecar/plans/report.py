@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from sidecar.store import PlanRecord, Store, TaskRecord
 
+RESUMED = "resumed"
+"""The payload key of the observation that says how a task a restart left running was taken
+up (`sidecar.plans.runner`)."""
+
 _DONE = frozenset({"succeeded", "skipped"})
 
 
@@ -26,7 +30,12 @@ def plan_outcome(tasks: list[TaskRecord], *, aborted: bool) -> str:
 def plan_report(store: Store, plan: PlanRecord, status: str, tasks: list[TaskRecord]) -> str:
     """Per task its status, findings, files and stats, from the outbox."""
     plan_id = plan.id
-    finals = {e.task_id: e for e in store.envelopes(plan.thread_id) if e.plan_id == plan_id}
+    envelopes = [e for e in store.envelopes(plan.thread_id) if e.plan_id == plan_id]
+    finals = {e.task_id: e for e in envelopes if e.kind in ("final", "error")}
+    resumed: dict[str | None, list[str]] = {}
+    for e in envelopes:
+        if e.kind == "observation" and isinstance(how := e.payload.get(RESUMED), str):
+            resumed.setdefault(e.task_id, []).append(how)
     lines = [f"Plan {plan_id}: {status}."]
     for task in tasks:
         envelope = finals.get(task.id)
@@ -44,6 +53,8 @@ def plan_report(store: Store, plan: PlanRecord, status: str, tasks: list[TaskRec
             lines.append("  Files: " + ", ".join(envelope.artifacts))
         if task.error:
             lines.append(f"  Error: {task.error}")
+        for how in resumed.get(task.id, ()):
+            lines.append(f"  Resumed after a restart: {how}")
     if status == "failed":
         lines.append(
             f"Some tasks did not succeed. To revise the plan call atrium__plan with "

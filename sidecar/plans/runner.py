@@ -14,6 +14,7 @@ trigger for the planner.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Generator
 from contextlib import AbstractAsyncContextManager, contextmanager, nullcontext
@@ -34,14 +35,17 @@ from sidecar.plans.finish import finish_task
 from sidecar.plans.internal import internal_attempt
 from sidecar.plans.plan_budget import budget_spent, charge, cut_reason, is_spent
 from sidecar.plans.profiles import Profile
-from sidecar.plans.records import change_task
+from sidecar.plans.records import change_task, post_envelope
+from sidecar.plans.report import RESUMED
 from sidecar.plans.skill_composer import composer_attempt, is_composer
-from sidecar.plans.strong import strong_attempt
+from sidecar.plans.strong import resumption, strong_attempt
 from sidecar.plans.verify import CHECK_FAILED, check_result
 from sidecar.store import TaskRecord
 from sidecar.turn.events import SubagentRelayed, emit
 from sidecar.turn.questions import Question
 from sidecar.turn.state import SubagentInput
+
+log = logging.getLogger(__name__)
 
 _OK_DEPENDENCY = frozenset({"succeeded", "skipped"})
 _BLOCKING = frozenset({"failed", "cancelled"})
@@ -73,6 +77,18 @@ async def run_task(deps: PlanDeps, inp: SubagentInput) -> None:
         deps.coordinator.notify(plan_id)
 
 
+def _note_resumed(deps: PlanDeps, inp: SubagentInput, task: TaskRecord, profile: Profile) -> None:
+    """Say how a task a stopped sidecar left running is taken up: an observation in the
+    plan's outbox (the report and `task/envelopes` show it) and the task's activity."""
+    how = (
+        "it goes on from its last checkpoint"
+        if profile.kind == "internal"
+        else resumption(task, profile)
+    )
+    post_envelope(deps.store, task, inp["thread_id"], kind="observation", payload={RESUMED: how})
+    change_task(deps.store, task.plan_id, task.id, activity=f"resumed after a restart: {how}")
+
+
 def _subagent_lane(deps: PlanDeps, depth: int) -> AbstractAsyncContextManager[None]:
     """A slot of the runtime's `subagent` lane for a task of the author's own turn; a nested
     task runs in its parent's slot (waiting for a second one could wait forever)."""
@@ -101,6 +117,8 @@ async def _attempts(deps: PlanDeps, inp: SubagentInput, task: TaskRecord, profil
     timings = deps.coordinator.timings
     mode: AttemptMode = "resume" if task.status in ("running", "waiting") else "start"
     attempt = task.attempt if mode == "resume" else 0
+    if mode == "resume":
+        _note_resumed(deps, inp, task, profile)
     continuations = 0
     error: str | None = None
     while True:
@@ -148,6 +166,7 @@ async def _attempts(deps: PlanDeps, inp: SubagentInput, task: TaskRecord, profil
             mode, task = "continue", _reload(deps, current)
             continue
         error = result.error or "ended with work left after every continuation"
+        log.info("task %s.%s attempt %d failed: %s", task.plan_id, task.id, attempt, error)
         retryable = stopped != "budget" and result.failure != "hopeless"
         if attempt < profile.max_attempts and retryable:
             await asyncio.sleep(result.retry_after or timings.backoff(attempt))

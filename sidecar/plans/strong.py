@@ -19,13 +19,22 @@ from typing import Any, cast
 
 from sidecar.binding.calls import in_flight
 from sidecar.host.host import ServerUnavailableError
-from sidecar.host.types import UnknownToolError
+from sidecar.host.types import ToolOutcome, UnknownToolError
 from sidecar.plans import review_gate
-from sidecar.plans.attempt import AttemptContext, AttemptReport, AttemptResult, FailureClass
+from sidecar.plans.attempt import (
+    AttemptContext,
+    AttemptReport,
+    AttemptResult,
+    BudgetExceededError,
+    FailureClass,
+    UsageSoFar,
+)
 from sidecar.plans.delegation import ask_to_delegate
 from sidecar.plans.deps import PlanDeps
-from sidecar.plans.profiles import AGENTS_SERVER
+from sidecar.plans.profiles import AGENTS_SERVER, Profile
+from sidecar.plans.records import change_task
 from sidecar.plans.review.limits import ReviewError
+from sidecar.store import TaskRecord
 from sidecar.turn.events import ToolProgressed
 
 PROVIDERS = {"claude_code": "claude", "codex": "codex", "openclaw": "openclaw"}
@@ -40,6 +49,10 @@ async def strong_attempt(deps: PlanDeps, ctx: AttemptContext) -> AttemptResult:
     if reviewed is not None:  # the sidecar stopped after the review: its outcome stands
         await review_gate.remove_leftover(deps, ctx)
         return reviewed
+    if ctx.mode == "resume" and ctx.task.session_ref is None:
+        # Taken up after a restart with no session of its own to go on: it runs again from
+        # the start, in a fresh copy (nothing of the stopped run reached the workspace).
+        await review_gate.remove_leftover(deps, ctx)
     try:
         isolation = await review_gate.isolate(deps, ctx)
     except ReviewError as exc:
@@ -49,7 +62,7 @@ async def strong_attempt(deps: PlanDeps, ctx: AttemptContext) -> AttemptResult:
         return await review_gate.review(deps, ctx, isolation, finished)
     try:
         result = await _run_agent(deps, ctx, isolation.folder)
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, BudgetExceededError):
         await review_gate.discard_cancelled(deps, ctx, isolation)
         raise
     if review_gate.is_last(ctx, result):
@@ -76,20 +89,73 @@ async def _run_agent(deps: PlanDeps, ctx: AttemptContext, folder: Path) -> Attem
         args["model"] = profile.model
 
     # Progress arrives on the server session's task: report it in this node's context, where
-    # the run's stream writer lives.
+    # the run's stream writer lives. A budget that runs out on the agent's streamed usage stops
+    # the call there and then (the agent's CLI with it), not when the agent ends.
     node_context = contextvars.copy_context()
+    over: list[BudgetExceededError] = []
+    call: asyncio.Future[ToolOutcome] | None = None
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         del progress, total
-        node_context.run(ctx.report, _progress_report(message))
+        report = _progress_report(message)
+        if report.session_ref is not None:  # a restart resumes this session, not a new one
+            node_context.run(
+                change_task, deps.store, task.plan_id, task.id, session_ref=report.session_ref
+            )
+        if report.usage is not None:
+            report = _count_usage(ctx, report)
+        try:
+            node_context.run(ctx.report, report)
+            problem = ctx.over_budget() if report.usage is not None else None
+            if problem is not None:
+                raise BudgetExceededError(problem)
+        except BudgetExceededError as exc:
+            if not over and call is not None:
+                over.append(exc)
+                call.cancel()
 
     call_id = f"{task.plan_id}.{task.id}.{task.attempt}.{ctx.mode}"
+    tool = f"{AGENTS_SERVER}__agent_run"
+    await deps.host.wait_for_tool(tool)  # just after a start, the server may still be starting
     try:
         with in_flight(AGENTS_SERVER, call_id):
-            outcome = await deps.host.call(f"{AGENTS_SERVER}__agent_run", args, on_progress)
+            call = asyncio.ensure_future(deps.host.call(tool, args, on_progress))
+            try:
+                outcome = await call
+            except asyncio.CancelledError:
+                if over and not _cancelling():
+                    raise over[0] from None
+                raise
     except (UnknownToolError, ServerUnavailableError) as exc:
         return AttemptResult(status="failed", error=f"the agents server is not available: {exc}")
+    finally:
+        if call is not None and not call.done():
+            call.cancel()
     return _result(outcome.structured, outcome.text, is_error=outcome.is_error)
+
+
+def _cancelling() -> bool:
+    """Whether this task itself is being cancelled (not only the call it waits on)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _count_usage(ctx: AttemptContext, report: AttemptReport) -> AttemptReport:
+    """A strong agent's streamed usage (run totals) becomes the attempt's own, so a stop
+    mid-run still counts what it used, and is charged as the attempt's usage so far."""
+    usage = report.usage
+    assert usage is not None
+    ctx.tokens_in, ctx.tokens_out = usage.tokens_in, usage.tokens_out
+    if usage.cost is not None:
+        ctx.cost = usage.cost
+    return report
+
+
+def resumption(task: TaskRecord, profile: Profile) -> str:
+    """How a strong agent's task a restart left running is taken up, in a line."""
+    if task.session_ref:
+        return f"its {profile.name} session {task.session_ref} goes on where it stopped"
+    return f"{profile.name} runs it again from the start, in a fresh copy of the workspace"
 
 
 def _instruction(deps: PlanDeps, ctx: AttemptContext) -> str:
@@ -113,19 +179,39 @@ def _progress_report(message: str | None) -> AttemptReport:
     """A strong agent's normalized event (JSON in the progress message) as a report: relayed
     as progress of its agents call, with the event's type as the task's activity."""
     kind = "activity"
+    event: dict[str, Any] = {}
     if message:
         try:
             parsed: object = json.loads(message)
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):
-            kind = str(cast(dict[str, Any], parsed).get("type", kind))
+            event = cast(dict[str, Any], parsed)
+            kind = str(event.get("type", kind))
         else:
             kind = "note"
     progress = ToolProgressed(call_id="agent", progress=0, message=message)
     if kind == "heartbeat":  # the agents server's, in the agent's silence: no activity
         return AttemptReport(event=progress, heartbeat=True)
+    if kind == "usage":
+        return AttemptReport(event=progress, usage=_usage(event))
+    session = event.get("session_id") if kind == "session_started" else None
+    if isinstance(session, str) and session:
+        return AttemptReport(activity="session started", event=progress, session_ref=session)
     return AttemptReport(activity=kind.replace("_", " "), event=progress)
+
+
+def _usage(event: dict[str, Any]) -> UsageSoFar:
+    """The agents server's `usage` event (the run's totals so far)."""
+    tokens_in = _count(event.get("input_tokens"))
+    tokens_out = _count(event.get("output_tokens"))
+    cost = event.get("cost_usd")
+    priced = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+    return UsageSoFar(tokens_in + tokens_out, priced, tokens_in=tokens_in, tokens_out=tokens_out)
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _traces(trace: object) -> tuple[tuple[str, str], ...]:
