@@ -26,6 +26,7 @@ from desktop.controllers.schedules import SchedulesController
 from desktop.controllers.servers import ServersController
 from desktop.controllers.session import SessionController
 from desktop.controllers.skills import SkillsController
+from desktop.controllers.storage import StorageController
 from desktop.ipc.api import SidecarApi
 from desktop.ipc.client import RpcClient
 from desktop.ipc.process import SidecarProcess, build_sidecar_process
@@ -33,6 +34,7 @@ from desktop.models.servers import ServersState
 from desktop.models.session import SessionState
 from desktop.views.main_window import MainWindow
 from desktop.views.status_widgets import SidecarBannerWidget
+from desktop.views.storage_dialog import StorageRefusalDialog
 from desktop.views.tray import install_tray
 
 logger = logging.getLogger("desktop")
@@ -52,6 +54,8 @@ class DesktopApp:
     servers: ServersController
     composer: ComposerController
     api: SidecarApi
+    storage: StorageController
+    storage_dialog: StorageRefusalDialog
 
     def start(self) -> None:
         self.process.start()
@@ -101,6 +105,8 @@ def build_desktop(
         skills=SkillsController(api),
     )
     _connect_banner(process, window.banner)
+    storage = StorageController(process)
+    storage_dialog = _connect_storage(storage, window)
     composer = ComposerController(api)
     client.initialized.connect(lambda _result: composer.refresh_prompts())
     client.server_status_received.connect(composer.handle_status)
@@ -112,7 +118,9 @@ def build_desktop(
     client.initialize_failed.connect(
         lambda error: window.banner.show_message(f"The sidecar refused to start: {error.message}")
     )
-    return DesktopApp(process, client, state, controller, window, servers, composer, api)
+    return DesktopApp(
+        process, client, state, controller, window, servers, composer, api, storage, storage_dialog
+    )
 
 
 def _connect_banner(process: SidecarProcess, banner: SidecarBannerWidget) -> None:
@@ -123,6 +131,16 @@ def _connect_banner(process: SidecarProcess, banner: SidecarBannerWidget) -> Non
     process.gave_up.connect(banner.show_gave_up)
     process.refused.connect(banner.show_refused)
     banner.restart_requested.connect(process.start)
+
+
+def _connect_storage(storage: StorageController, window: MainWindow) -> StorageRefusalDialog:
+    """A refused damaged or emptied database opens the dialog that offers both ways out (the
+    banner says it too, but restarting as it is cannot help)."""
+    dialog = StorageRefusalDialog(window)
+    storage.refused.connect(dialog.show_refusal)
+    dialog.restore_requested.connect(storage.restore)
+    dialog.start_fresh_requested.connect(storage.start_fresh)
+    return dialog
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

@@ -1,4 +1,7 @@
-"""`python -m sidecar` / `atrium-sidecar`: the sidecar process on stdin/stdout."""
+"""`python -m sidecar` / `atrium-sidecar`: the sidecar process on stdin/stdout.
+
+`--start-fresh` and `--restore-backup BACKUP` repair the database before start-up (the window
+passes them after a refused damaged database; see `sidecar.protocol.storage`)."""
 
 from __future__ import annotations
 
@@ -9,11 +12,12 @@ import sys
 
 
 def main() -> None:
-    from sidecar.app import amain
+    from sidecar.app import amain, parse_repair
 
+    repair = parse_repair(sys.argv[1:])
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    loop.run_until_complete(amain())
+    loop.run_until_complete(amain(repair))
     # Everything is closed by now (runs, MCP servers, the database). A worker thread still
     # loading the model (the warm-up, when the app quits right after it started) cannot be
     # interrupted, and `asyncio.run` and the interpreter would wait seconds for it, past the

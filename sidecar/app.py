@@ -1,7 +1,15 @@
-"""The sidecar's composition root: logging, database, MCP host, runtime, RPC over stdio."""
+"""The sidecar's composition root: logging, database, MCP host, runtime, RPC over stdio.
+
+Start-up takes the data folder's lock, then checks the database file before anything opens it
+for writing (`sidecar.store.health`); a damaged or emptied file, or a disk with no room to
+start, is refused with `EXIT_REFUSED` and a `StorageRefusal` line (`sidecar.protocol.storage`).
+The repair flags the window passes after such a refusal (`--start-fresh`, `--restore-backup`)
+are carried out under the lock, before that check.
+"""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import importlib
@@ -9,7 +17,8 @@ import logging
 import logging.handlers
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -41,27 +50,39 @@ from sidecar.plans.coordinator import Coordinator, Timings
 from sidecar.plans.profiles import ProfilesFile
 from sidecar.protocol import (
     EXIT_REFUSED,
+    MAX_LISTED_BACKUPS,
     REFUSED_PREFIX,
+    RESTORE_BACKUP_FLAG,
+    START_FRESH_FLAG,
+    BackupInfo,
     NotifyParams,
     QueuedMessageInfo,
     QueueUpdateParams,
     RunEventParams,
+    StorageRefusal,
+    disk_full_message,
+    storage_line,
 )
 from sidecar.rpc.framing import FrameWriter, read_frames
 from sidecar.rpc.server import Route, RpcServer
 from sidecar.runtime import ownership
 from sidecar.runtime.automation import Automation
 from sidecar.runtime.automation_settings import AutomationSettings
+from sidecar.runtime.backups import DailyBackups
 from sidecar.runtime.clock import SystemClock
 from sidecar.runtime.emitter import GatedEventSink
 from sidecar.runtime.lanes import Lanes
 from sidecar.runtime.live import LiveInterrupts
-from sidecar.runtime.ownership import DataFolderInUseError
+from sidecar.runtime.ownership import DataFolderInUseError, DataFolderLock
 from sidecar.runtime.queueing import QueueDesk
 from sidecar.runtime.runs import RunManager
 from sidecar.runtime.team import TeamDesk
 from sidecar.store import Store, open_database
+from sidecar.store.backups import BackupFailedError, check_backup
 from sidecar.store.db import NewerSchemaError
+from sidecar.store.disk import full_disk_folder
+from sidecar.store.files import DATABASE_NAME, DatabaseFiles
+from sidecar.store.health import DatabaseDamagedError, check_database, mark_used
 
 if TYPE_CHECKING:
     from sidecar.graph.deps import GraphDeps
@@ -71,18 +92,42 @@ if TYPE_CHECKING:
 log = logging.getLogger("sidecar")
 
 
+class LogFileHandler(logging.handlers.RotatingFileHandler):
+    """The log file, which a full disk may refuse: then it says so once on stderr (where every
+    line goes as well) instead of a traceback per line."""
+
+    failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        error = sys.exc_info()[1]
+        if not isinstance(error, OSError):
+            super().handleError(record)
+            return
+        if not self.failed:
+            self.failed = True
+            sys.stderr.write(
+                f"atrium: the log file {self.baseFilename} cannot be written: {error}\n"
+            )
+
+
 def configure_logging(data: Path) -> None:
-    """Logs go to stderr and a rotating file in the data dir, never to stdout."""
-    logs = data / "logs"
-    logs.mkdir(exist_ok=True)
+    """Logs go to stderr and a rotating file in the data dir, never to stdout (the file only
+    when it can be made: a full disk does not stop the start-up from saying why it stops)."""
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-    file_handler = logging.handlers.RotatingFileHandler(
-        logs / "sidecar.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8"
-    )
-    stderr_handler = logging.StreamHandler(sys.stderr)
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    try:
+        logs = data / "logs"
+        logs.mkdir(exist_ok=True)
+        handlers.append(
+            LogFileHandler(
+                logs / "sidecar.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8"
+            )
+        )
+    except OSError as exc:
+        sys.stderr.write(f"atrium: no log file in {data}: {exc}\n")
     root = logging.getLogger()
     root.handlers[:] = []
-    for handler in (file_handler, stderr_handler):
+    for handler in handlers:
         handler.setFormatter(fmt)
         root.addHandler(handler)
     root.setLevel(os.environ.get("ATRIUM_LOG_LEVEL", "INFO").upper())
@@ -118,12 +163,22 @@ def coordinator_timings(env: Mapping[str, str]) -> Timings:
 class SidecarApp:
     """The sidecar's parts, wired: database, settings, MCP host, planner, runs, RPC server."""
 
-    def __init__(self, data: Path, writer: FrameWriter, *, freeze_heap: bool = False) -> None:
+    def __init__(
+        self,
+        data: Path,
+        writer: FrameWriter,
+        lock: DataFolderLock,
+        *,
+        freeze_heap: bool = False,
+    ) -> None:
         self.data = data
-        self.lock = ownership.acquire(data)
-        self.db = open_database(data / "atrium.db")
+        self.lock = lock
+        self.db = open_database(data / DATABASE_NAME)
         self.store = Store(self.db)
         self.settings = settings_mod.SettingsFile(data / "settings.json")
+        self.backups = DailyBackups(
+            DatabaseFiles(self.db.path), lambda: self.settings.load().backup_days
+        )
         workspace = settings_mod.resolve_workspace(self.settings.load(), os.environ, data)
         self.planner = PlannerProvider(self.settings, os.environ)
         self.memory = LazyMemory(self.store)
@@ -251,6 +306,7 @@ class SidecarApp:
         the first turn does not."""
         if self._warm is None:
             self.host.start()
+            self.backups.start()
             self._warm = asyncio.ensure_future(self._load())
             self._started = asyncio.ensure_future(self._start_automation())
 
@@ -297,21 +353,100 @@ class SidecarApp:
         self.server.closing.set()
 
     async def close(self) -> None:
+        """Stop everything, then close the database and release the data folder whatever
+        failed before. The warm-up stops first, so it begins nothing more; an import it has
+        running in a worker thread cannot be stopped, and nothing here waits for it."""
         log.info("stopping runs")
-        if self._started is not None:
-            self._started.cancel()
-        await self.queue.aclose()
-        await self.team.aclose()
-        await self.scheduled.aclose()
-        await self.runs.shutdown()
-        log.info("stopping MCP servers")
-        await self.host.aclose()
-        if self._warm is not None:
-            self._warm.cancel()
-        await aclose_model_clients()
-        self.db.close()
-        self.lock.release()
+        for task in (self._warm, self._started):
+            if task is not None:
+                task.cancel()
+        try:
+            await self.queue.aclose()
+            await self.team.aclose()
+            await self.scheduled.aclose()
+            await self.runs.shutdown()
+            await self.backups.aclose()
+            log.info("stopping MCP servers")
+            await self.host.aclose()
+            await aclose_model_clients()
+        finally:
+            self.db.close()
+            self.lock.release()
         log.info("sidecar stopped")
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """What the window asked to be done to the database before start-up checks it."""
+
+    start_fresh: bool = False
+    restore: Path | None = None
+
+
+def parse_repair(argv: Sequence[str]) -> Repair:
+    """The sidecar's command line: the repair flags of `sidecar.protocol.storage`."""
+    parser = argparse.ArgumentParser(prog="atrium-sidecar")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        START_FRESH_FLAG, action="store_true", help="move the database aside and start a new one"
+    )
+    group.add_argument(
+        RESTORE_BACKUP_FLAG, type=Path, metavar="BACKUP", help="put this backup in its place"
+    )
+    args = parser.parse_args(list(argv))
+    return Repair(start_fresh=args.start_fresh, restore=args.restore_backup)
+
+
+def prepare_database(path: Path, repair: Repair) -> None:
+    """Carry out `repair`, then check the database file (blocking: run it off the loop; the
+    caller holds the data folder's lock).
+
+    Raises:
+        DatabaseDamagedError: the file is damaged or emptied (and was not changed).
+        DiskFullError, OSError: no room (or a failed rename) while repairing or checking.
+    """
+    files = DatabaseFiles(path)
+    failed_restore: str | None = None
+    if repair.start_fresh:
+        files.set_aside()
+    elif repair.restore is not None:
+        try:
+            check_backup(repair.restore)
+        except BackupFailedError as exc:
+            log.error("not restoring: %s", exc)
+            failed_restore = str(exc)
+        else:
+            files.set_aside()
+            files.put_in_place(repair.restore)
+    try:
+        check_database(path)
+    except DatabaseDamagedError as exc:
+        if failed_restore is not None:
+            raise DatabaseDamagedError(
+                exc.path, exc.problem, f"{exc.detail} (and {failed_restore})"
+            ) from exc
+        raise
+
+
+async def open_app(
+    data: Path, writer: FrameWriter, *, repair: Repair | None = None, freeze_heap: bool = False
+) -> SidecarApp:
+    """Take the data folder, repair and check its database off the event loop, and build the
+    app on it (`freeze_heap`: see `sidecar.heap`; the process entry point turns it on).
+
+    Raises:
+        DataFolderInUseError, NewerSchemaError, DatabaseDamagedError, and on a full disk
+        `DiskFullError`, `OSError` or `sqlite3.Error` (see `sidecar.store.disk`).
+    """
+    lock = ownership.acquire(data)
+    try:
+        await asyncio.to_thread(prepare_database, data / DATABASE_NAME, repair or Repair())
+        app = SidecarApp(data, writer, lock, freeze_heap=freeze_heap)
+    except BaseException:
+        lock.release()
+        raise
+    await asyncio.to_thread(mark_used, data)
+    return app
 
 
 async def serve(
@@ -319,11 +454,29 @@ async def serve(
     stdout: asyncio.StreamWriter,
     data: Path,
     *,
+    repair: Repair | None = None,
     freeze_heap: bool = False,
 ) -> None:
-    """Run the sidecar on these streams until EOF or a `shutdown` request (`freeze_heap`: see
-    `sidecar.heap`; the process entry point turns it on)."""
-    await SidecarApp(data, FrameWriter(stdout), freeze_heap=freeze_heap).run(stdin)
+    """Run the sidecar on these streams until EOF or a `shutdown` request; a start that cannot
+    serve this data folder is refused (`refuse`: exit `EXIT_REFUSED`, no traceback)."""
+    try:
+        app = await open_app(data, FrameWriter(stdout), repair=repair, freeze_heap=freeze_heap)
+    except REFUSALS as exc:
+        refuse(str(exc))
+    except DatabaseDamagedError as exc:
+        refuse_storage(damaged_refusal(exc))
+    except Exception as exc:  # the process boundary: only a start that found no room is ours
+        folder = full_disk_folder(exc, data)
+        if folder is None:
+            raise
+        refuse_storage(
+            StorageRefusal(
+                problem="disk_full",
+                database=str(data / DATABASE_NAME),
+                detail=disk_full_message(str(folder)),
+            )
+        )
+    await app.run(stdin)
 
 
 async def _stdio(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -364,7 +517,7 @@ def install_task_dump() -> None:
         asyncio.get_running_loop().add_signal_handler(signal.SIGUSR2, dump)
 
 
-async def amain() -> None:
+async def amain(repair: Repair | None = None) -> None:
     # LiteLLM would otherwise fetch its model map from the network at import.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     protocol_fd = protect_stdout()
@@ -373,19 +526,51 @@ async def amain() -> None:
     log.info("sidecar %s starting; data dir %s", version(), data)
     install_task_dump()
     reader, writer = await _stdio(protocol_fd)
-    try:
-        await serve(reader, writer, data, freeze_heap=True)
-    except REFUSALS as exc:
-        refuse(str(exc))
+    await serve(reader, writer, data, repair=repair, freeze_heap=True)
 
 
 REFUSALS: tuple[type[Exception], ...] = (NewerSchemaError, DataFolderInUseError)
-"""What makes the sidecar refuse to start rather than crash: the author must change something."""
+"""What makes the sidecar refuse to start rather than crash: the author must change something.
+(A damaged database and a full disk are refused too, with a `StorageRefusal`.)"""
 
 
-def refuse(reason: str) -> NoReturn:
-    """Say why on stderr in the line the desktop looks for, and exit with `EXIT_REFUSED`."""
+def damaged_refusal(exc: DatabaseDamagedError) -> StorageRefusal:
+    backups = DatabaseFiles(exc.path).backups()
+    return StorageRefusal(
+        problem="emptied" if exc.problem == "emptied" else "damaged",
+        database=str(exc.path),
+        detail=exc.detail,
+        backups=[
+            BackupInfo(path=str(b.path), taken_at=b.taken_at, size=b.size)
+            for b in backups[:MAX_LISTED_BACKUPS]
+        ],
+    )
+
+
+def refuse_storage(refusal: StorageRefusal) -> NoReturn:
+    """Refuse with the storage line the window reads before the refused line."""
+    if refusal.problem == "disk_full":
+        refuse(refusal.detail, before=storage_line(refusal))
+    where = Path(refusal.database)
+    folder = DatabaseFiles(where).backup_dir
+    if refusal.backups:
+        todo = (
+            f"Restore a backup (from {folder}) or start fresh after moving it aside; Atrium's "
+            "window offers both"
+        )
+    else:
+        todo = (
+            f"There is no backup of it in {folder}: start fresh after moving it aside (Atrium's "
+            "window offers this), or put a copy of your own in its place"
+        )
+    reason = f"the database {where} is {refusal.problem}: {refusal.detail}. {todo}"
+    refuse(reason, before=storage_line(refusal))
+
+
+def refuse(reason: str, *, before: str = "") -> NoReturn:
+    """Say why on stderr in the line the desktop looks for (with `before`, a line written just
+    ahead of it in the same write), and exit with `EXIT_REFUSED`."""
     log.error("refusing to start: %s", reason)
-    sys.stderr.write(f"{REFUSED_PREFIX}{reason}\n")
+    sys.stderr.write(f"{before}{REFUSED_PREFIX}{reason}\n")
     sys.stderr.flush()
     raise SystemExit(EXIT_REFUSED)

@@ -1,7 +1,8 @@
 """Where Atrium keeps its data and what the author configured.
 
-Settings live in `settings.json` in the data dir (model, API base, workspace folder). The API key
-never does: it goes to the OS keyring (service `atrium`), or comes from the environment.
+Settings live in `settings.json` in the data dir (model, API base, workspace folder, how many
+daily backups of the database to keep). The API key never does: it goes to the OS keyring
+(service `atrium`), or comes from the environment.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, cast
 import platformdirs
 
 from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE
+from sidecar.protocol import DEFAULT_BACKUP_DAYS, MAX_BACKUP_DAYS
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,8 @@ class Settings:
     model: str | None = None
     api_base: str | None = None
     workspace: str | None = None
+    backup_days: int = DEFAULT_BACKUP_DAYS
+    """How many daily backups of the database to keep (one a day); 0 takes none."""
 
 
 class SettingsFile:
@@ -61,6 +65,7 @@ class SettingsFile:
             model=_str_or_none(data.get("model")),
             api_base=_str_or_none(data.get("api_base")),
             workspace=_str_or_none(data.get("workspace")),
+            backup_days=_days(data.get("backup_days")),
         )
 
     def save(self, settings: Settings) -> None:
@@ -68,9 +73,11 @@ class SettingsFile:
         tmp.write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
         tmp.replace(self.path)
 
-    def update(self, **changes: str | None) -> Settings:
+    def update(self, **changes: str | int | None) -> Settings:
+        """Change the named fields: an empty string or None clears a text field; None puts
+        `backup_days` back to its default."""
         current = self.load()
-        cleaned = {k: (v or None) for k, v in changes.items()}
+        cleaned = {k: _cleaned(k, v) for k, v in changes.items()}
         new = replace(current, **cleaned)
         self.save(new)
         return new
@@ -78,6 +85,18 @@ class SettingsFile:
 
 def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
+
+
+def _days(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_BACKUP_DAYS:
+        return value
+    return DEFAULT_BACKUP_DAYS
+
+
+def _cleaned(key: str, value: str | int | None) -> str | int | None:
+    if key == "backup_days":
+        return _days(value)
+    return value or None
 
 
 def resolve_workspace(settings: Settings, env: Mapping[str, str], data: Path) -> Path:

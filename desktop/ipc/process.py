@@ -15,7 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from desktop.ipc.health import RestartPolicy, TailBuffer
-from sidecar.protocol import EXIT_REFUSED, refusal_reason
+from sidecar.protocol import EXIT_REFUSED, refusal_reason, storage_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +33,8 @@ class SidecarProcess(QObject):
         gave_up: the restart budget is spent; `start()` tries again.
         refused(reason): the sidecar would not start (see `sidecar.protocol.process`); it is
             not restarted, since the same start would be refused again.
+        storage_refused(StorageRefusal): emitted after `refused` when the refusal was about the
+            database file (damaged, emptied, a full disk: `sidecar.protocol.storage`).
         stopped: the process ended after `stop()`.
         output_received(bytes): a chunk of stdout.
     """
@@ -42,6 +44,7 @@ class SidecarProcess(QObject):
     died = Signal(int, str)
     gave_up = Signal()
     refused = Signal(str)
+    storage_refused = Signal(object)
     stopped = Signal()
     output_received = Signal(bytes)
 
@@ -100,15 +103,18 @@ class SidecarProcess(QObject):
         """The OS process id, or 0 when not running."""
         return int(self._process.processId())
 
-    def start(self) -> None:
-        """Start the process; also the author's way back after `gave_up` (resets the budget)."""
+    def start(self, once: Sequence[str] = ()) -> None:
+        """Start the process; also the author's way back after `gave_up` (resets the budget).
+
+        `once` are arguments for this start only (a repair flag after a storage refusal); an
+        automatic restart later runs with the usual arguments."""
         if self.is_running or self._process.state() == QProcess.ProcessState.Starting:
             return
         self._stopping = False
         self._gave_up = False
         self._policy.reset()
         self._restart_timer.stop()
-        self._launch(restarting=False)
+        self._launch(restarting=False, once=once)
 
     def write(self, data: bytes) -> bool:
         """Queue bytes for the process's stdin; False when it is not running."""
@@ -136,16 +142,17 @@ class SidecarProcess(QObject):
             self._process.kill()
             self._process.waitForFinished(1000)
 
-    def _launch(self, *, restarting: bool) -> None:
+    def _launch(self, *, restarting: bool, once: Sequence[str] = ()) -> None:
         self._restarting = restarting
+        arguments = [*self._arguments, *once]
         self._process.setProgram(self._program)
-        self._process.setArguments(self._arguments)
+        self._process.setArguments(arguments)
         if self._environment is not None:
             env = QProcessEnvironment()
             for key, value in self._environment.items():
                 env.insert(key, value)
             self._process.setProcessEnvironment(env)
-        logger.info("starting sidecar: %s %s", self._program, " ".join(self._arguments))
+        logger.info("starting sidecar: %s %s", self._program, " ".join(arguments))
         self._process.start()
 
     def _on_process_started(self) -> None:
@@ -176,6 +183,9 @@ class SidecarProcess(QObject):
             logger.error("sidecar refused to start: %s", reason)
             self._gave_up = True
             self.refused.emit(reason)
+            storage = storage_refusal(self._tail.text())
+            if storage is not None:
+                self.storage_refused.emit(storage)
             return
         logger.warning("sidecar died (exit code %d)", exit_code)
         self.died.emit(exit_code, self._tail.text())

@@ -1,4 +1,5 @@
-"""`SettingsDialog`: model, API base, API key (to the OS keyring) and the workspace folder."""
+"""`SettingsDialog`: model, API base, API key (to the OS keyring), the workspace folder, and how
+many daily backups of the database to keep."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSpinBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -20,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from desktop.controllers.plans import CoordController
 from desktop.views.profiles_tab import ProfilesTabWidget
-from sidecar.protocol import SettingsInfo, SettingsSetParams
+from sidecar.protocol import MAX_BACKUP_DAYS, SettingsInfo, SettingsSetParams
 
 _SOURCE_TEXT = {
     "settings": "",
@@ -115,12 +117,21 @@ class SettingsDialog(QDialog):
         workspace_row = QHBoxLayout()
         workspace_row.addWidget(self.workspace_edit, 1)
         workspace_row.addWidget(self.browse_button)
+        self.backup_days_spin = QSpinBox()
+        self.backup_days_spin.setRange(0, MAX_BACKUP_DAYS)
+        self.backup_days_spin.setSuffix(" days")
+        self.backup_days_spin.setSpecialValueText("Off")
+        self.backup_days_spin.setToolTip(
+            "A copy of the database is made once a day in the backups folder beside it; this "
+            "many of the newest are kept. Off makes none (and removes none)."
+        )
         form.addRow("Model", self.model_edit)
         form.addRow("API base", self.api_base_edit)
         form.addRow("API key", self.api_key_edit)
         form.addRow("", self.key_status_label)
         form.addRow("", self.forget_key_check)
         form.addRow("Workspace", workspace_row)
+        form.addRow("Daily backups", self.backup_days_spin)
         return form
 
     def load(self, info: SettingsInfo) -> None:
@@ -130,6 +141,7 @@ class SettingsDialog(QDialog):
         self.api_base_edit.setText(info.api_base or "")
         self.api_key_edit.clear()
         self.workspace_edit.setText(info.workspace)
+        self.backup_days_spin.setValue(info.backup_days)
         self.forget_key_check.setChecked(False)
         stored = info.api_key_source == "keyring" or (
             info.has_api_key and info.api_key_source == "none"  # a sidecar that does not say
@@ -147,7 +159,7 @@ class SettingsDialog(QDialog):
     def build_params(self) -> SettingsSetParams:
         """The `settings/set` params for what changed since `load` (nothing → all None)."""
         info = self._info
-        changes: dict[str, str] = {}
+        changes: dict[str, str | int] = {}
         model = self.model_edit.text().strip()
         if model != ((info.model if info else None) or ""):
             changes["model"] = model
@@ -157,6 +169,9 @@ class SettingsDialog(QDialog):
         workspace = self.workspace_edit.text().strip()
         if workspace and workspace != (info.workspace if info else ""):
             changes["workspace"] = workspace
+        backup_days = self.backup_days_spin.value()
+        if info is not None and backup_days != info.backup_days:
+            changes["backup_days"] = backup_days
         key = self.api_key_edit.text().strip()
         if key:
             changes["api_key"] = key

@@ -56,6 +56,7 @@ async def current(svc: Services, *, reread_keyring: bool = False) -> SettingsInf
         model_source=source,
         api_key_source=key_source,
         api_key_variable=variable,
+        backup_days=saved.backup_days,
     )
 
 

@@ -32,6 +32,9 @@ class ErrorCode(IntEnum):
     KEYRING_UNAVAILABLE = -32007
     SHUTTING_DOWN = -32008
     NOT_INITIALIZED = -32009
+    DISK_FULL = -32010
+    """A write found no room: nothing was changed (`data.folder` names the folder); free space
+    and retry."""
 
     SERVER_NOT_FOUND = -32020
     SERVER_EXISTS = -32021

@@ -1,4 +1,5 @@
-"""Wire methods for the settings dialog (`settings/*`): the model, its key, the workspace."""
+"""Wire methods for the settings dialog (`settings/*`): the model, its key, the workspace, and
+how many daily backups of the database to keep."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from sidecar.protocol.models import Empty
 from sidecar.protocol.models_base import WireModel
 
 ApiKeySource: TypeAlias = Literal["keyring", "environment", "provider", "none"]
+
+DEFAULT_BACKUP_DAYS = 7
+MAX_BACKUP_DAYS = 365
 
 
 class SettingsInfo(WireModel):
@@ -30,6 +34,13 @@ class SettingsInfo(WireModel):
     api_key_variable: str | None = Field(
         default=None, description="The environment variable that holds the key, if one does."
     )
+    backup_days: int = Field(
+        default=DEFAULT_BACKUP_DAYS,
+        ge=0,
+        le=MAX_BACKUP_DAYS,
+        description="How many daily backups of the database are kept (in `backups/` beside it); "
+        "0: none are taken.",
+    )
 
 
 class SettingsSetParams(WireModel):
@@ -40,6 +51,7 @@ class SettingsSetParams(WireModel):
     api_base: str | None = None
     workspace: str | None = None
     api_key: str | None = None
+    backup_days: int | None = Field(default=None, ge=0, le=MAX_BACKUP_DAYS)
 
 
 SETTINGS_GET = "settings/get"

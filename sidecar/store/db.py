@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from sidecar.store.files import DatabaseFiles
 from sidecar.store.schema import (
     REGISTRY,
     SCHEMA_VERSION,
@@ -39,25 +40,35 @@ class Database:
     @contextmanager
     def transaction(self) -> Generator[None]:
         """One atomic write: every repository call inside it commits together or not at all.
-        Nested use is not supported."""
+        Nested use is not supported.
+
+        A write that fails for want of space (`SQLITE_FULL`) may have rolled the transaction
+        back already, and a `COMMIT` can fail the same way: either way it ends rolled back, and
+        the error that ended it is what is raised."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
 
 
 def open_database(path: Path, *, busy_timeout_ms: int = 10_000) -> Database:
     """Open (creating if needed) the database at `path` with WAL and a busy timeout, migrating
     a database written by an older version in place (`sidecar.store.schema`).
 
+    An open that fails leaves no file behind that it made and left empty (a start on a full
+    disk must not leave an empty database for the next start to take for an emptied one).
+
     Raises:
         NewerSchemaError: the file was written by a newer version (it is left untouched).
         sqlite3.DatabaseError: the file exists but is not a usable SQLite database.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    files = DatabaseFiles(path)
+    made = [p for p in (files.database, files.wal, files.shm) if not p.exists()]
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     try:
         conn.row_factory = sqlite3.Row
@@ -71,5 +82,16 @@ def open_database(path: Path, *, busy_timeout_ms: int = 10_000) -> Database:
                 apply(conn, part, found[part.name])
     except BaseException:
         conn.close()
+        _remove_empty(files, made)
         raise
     return Database(path=path, conn=conn)
+
+
+def _remove_empty(files: DatabaseFiles, made: list[Path]) -> None:
+    """Remove the files a failed open made that hold nothing: the database and its log when
+    empty (and then the log's index)."""
+    for path in (files.wal, files.database):
+        if path in made and path.exists() and path.stat().st_size == 0:
+            path.unlink()
+    if files.shm in made and not files.wal.exists():
+        files.shm.unlink(missing_ok=True)

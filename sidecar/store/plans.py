@@ -194,12 +194,12 @@ class PlanRepo(Repository):
                     0
                 ]
             )
-        except BaseException:
             if with_tx:
+                self.conn.execute("COMMIT")
+        except BaseException:
+            if with_tx and self.conn.in_transaction:  # SQLITE_FULL may have rolled it back
                 self.conn.execute("ROLLBACK")
             raise
-        if with_tx:
-            self.conn.execute("COMMIT")
         return version
 
     def tasks(self, plan_id: str) -> list[TaskRecord]:

@@ -142,3 +142,14 @@ def test_with_neither_the_workspace_is_atrium_in_the_documents_folder(
 def test_a_workspace_under_home_is_expanded(home: Path, tmp_path: Path) -> None:
     got = resolve_workspace(Settings(workspace="~/novel"), {}, tmp_path)
     assert got == (home / "novel").resolve()
+
+
+@pytest.mark.parametrize(
+    ("stored", "read"),
+    [(0, 0), (30, 30), (-1, 7), (10_000, 7), ("3", 7), (True, 7), (None, 7)],
+)
+def test_a_stored_backup_retention_out_of_range_reads_as_the_default(
+    settings_file: SettingsFile, stored: object, read: int
+) -> None:
+    settings_file.path.write_text(json.dumps({"backup_days": stored}), encoding="utf-8")
+    assert settings_file.load().backup_days == read

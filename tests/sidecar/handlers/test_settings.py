@@ -128,3 +128,18 @@ def test_invalidating_one_secret_keeps_the_others_cached(keyring_backend: Memory
     chain.get(MODEL_SERVICE, MODEL_KEY_USER)
 
     assert chain.backend_reads == reads + 1
+
+
+@pytest.mark.anyio
+async def test_the_backups_kept_are_a_setting_with_a_default_and_zero_turns_them_off(
+    svc: Services, keyring_backend: MemoryKeyring
+) -> None:
+    assert (await call(svc, "settings/get", Empty(), SettingsInfo)).backup_days == 7
+
+    off = await call(svc, "settings/set", SettingsSetParams(backup_days=0), SettingsInfo)
+    other = await call(svc, "settings/set", SettingsSetParams(model="openai/x"), SettingsInfo)
+
+    assert off.backup_days == 0 and other.backup_days == 0
+    assert svc.settings.load().backup_days == 0
+    back = await call(svc, "settings/set", SettingsSetParams(backup_days=30), SettingsInfo)
+    assert back.backup_days == 30
