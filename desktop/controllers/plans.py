@@ -25,10 +25,12 @@ from sidecar.protocol import (
     CoordEmpty,
     CoordErrorCode,
     ErrorObject,
+    PlanControlResult,
     PlanGetParams,
     PlanGetResult,
     PlanListParams,
     PlanListResult,
+    PlanRef,
     ProfileInfo,
     ProfileListResult,
     ProfileSetParams,
@@ -41,6 +43,9 @@ logger = logging.getLogger(__name__)
 
 _TASK_ERRORS = {
     CoordErrorCode.NO_SUCH_TASK: "The task no longer exists",
+    CoordErrorCode.NO_SUCH_PLAN: "The plan no longer exists",
+    CoordErrorCode.PLAN_NOT_RUNNING: "The plan is not running",
+    CoordErrorCode.PLAN_NOT_PAUSED: "The plan is not paused",
     CoordErrorCode.TASK_NOT_RETRYABLE: "Only a failed, cancelled or skipped task can be retried",
     CoordErrorCode.TASK_NOT_RUNNING: "The task is not running",
 }
@@ -126,6 +131,38 @@ class CoordController:
     def retry_task(self, plan_id: str, task_id: str) -> PendingRequest[TaskRetryResult] | None:
         """`task/retry`; the run that continues the plan streams the task's progress."""
         return self._task_action(self._api.task_retry, "Retry", plan_id, task_id)
+
+    def pause_plan(self, plan_id: str) -> PendingRequest[PlanControlResult] | None:
+        """`plan/pause`: its agents stop where they are; the tree shows the paused plan."""
+        return self._plan_action(self._api.plan_pause, "Pause", plan_id)
+
+    def resume_plan(self, plan_id: str) -> PendingRequest[PlanControlResult] | None:
+        """`plan/resume`: the plan's new background run streams its progress."""
+        return self._plan_action(self._api.plan_resume, "Resume", plan_id)
+
+    def cancel_plan(self, plan_id: str) -> PendingRequest[PlanControlResult] | None:
+        """`plan/cancel`: it ends as aborted (announced in its thread like any end)."""
+        return self._plan_action(self._api.plan_cancel, "Cancel", plan_id)
+
+    def _plan_action(
+        self,
+        send: Callable[[PlanRef], PendingRequest[PlanControlResult]],
+        verb: str,
+        plan_id: str,
+    ) -> PendingRequest[PlanControlResult] | None:
+        thread_id = self.tree.thread_of(plan_id)
+        if thread_id is None:
+            return None
+
+        def on_result(result: PlanControlResult) -> None:
+            self.tree.set_error(None)
+            self.tree.put_plan(result.plan)
+
+        def on_error(error: ErrorObject) -> None:
+            self._log(error, f"{verb} of plan {plan_id}")
+            self.tree.set_error(f"{verb} failed: {describe_coord_error(error)}")
+
+        return send(PlanRef(thread_id=thread_id, plan_id=plan_id)).then(on_result, on_error)
 
     def set_autonomous(self, autonomous: bool) -> PendingRequest[CoordEmpty] | None:
         """`thread/set_autonomous` for the shown thread; the switch follows the reply."""

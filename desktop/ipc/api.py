@@ -29,8 +29,11 @@ from sidecar.protocol import (
     MEMORY_UPDATE,
     MEMORY_WRITE,
     PING,
+    PLAN_CANCEL,
     PLAN_GET,
     PLAN_LIST,
+    PLAN_PAUSE,
+    PLAN_RESUME,
     PROFILE_LIST,
     PROFILE_SET,
     PROMPT_GET,
@@ -123,10 +126,12 @@ from sidecar.protocol import (
     MemoryListResult,
     MemoryUpdateParams,
     MemoryWriteParams,
+    PlanControlResult,
     PlanGetParams,
     PlanGetResult,
     PlanListParams,
     PlanListResult,
+    PlanRef,
     ProfileListResult,
     ProfileSetParams,
     PromptGetParams,
@@ -406,6 +411,18 @@ class SidecarApi:
     def plan_get(self, params: PlanGetParams) -> PendingRequest[PlanGetResult]:
         """The thread's plans and tasks."""
         return self._sender.request(PLAN_GET, params)
+
+    def plan_pause(self, params: PlanRef) -> PendingRequest[PlanControlResult]:
+        """Stop a running plan's work until it is resumed."""
+        return self._sender.request(PLAN_PAUSE, params)
+
+    def plan_resume(self, params: PlanRef) -> PendingRequest[PlanControlResult]:
+        """Go on with a paused plan, its agents where they stopped."""
+        return self._sender.request(PLAN_RESUME, params)
+
+    def plan_cancel(self, params: PlanRef) -> PendingRequest[PlanControlResult]:
+        """End a running or paused plan; finished tasks stay."""
+        return self._sender.request(PLAN_CANCEL, params)
 
     def task_cancel(self, params: TaskRef) -> PendingRequest[CoordEmpty]:
         """Stop a running task (its dependents skip)."""

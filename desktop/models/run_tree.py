@@ -294,6 +294,11 @@ class RunTree:
             case _:
                 pass
 
+    def put_plan(self, plan: PlanInfo) -> None:
+        """Take in a plan as a reply gave it (a pause, a resume, a cancel)."""
+        self._put_plan(plan)
+        self.plan_changed.emit(plan.id)
+
     def _put_plan(self, plan: PlanInfo) -> None:
         plans = self._plans.setdefault(plan.thread_id, [])
         before = self.plan(plan.id)

@@ -419,7 +419,7 @@ class RunTreePanel(QWidget):
         plan = self.model.plan(item.data(0, PLAN_ID_ROLE) or "")
         if plan is None or item.data(0, TASK_ID_ROLE) is not None:
             return None
-        return build_plan_menu(self.tree, plan, self.save_routine_requested.emit)
+        return build_plan_menu(self.tree, plan, self.save_routine_requested.emit, self.controller)
 
     def task_menu(self, item: QTreeWidgetItem) -> QMenu | None:
         """The menu of a task row (None for other rows): what the task did, and its actions."""

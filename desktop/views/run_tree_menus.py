@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QMenu, QWidget
+from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from desktop.controllers.plans import CoordController
 from desktop.models.run_tree import TaskNode, can_cancel, can_retry
@@ -18,16 +18,57 @@ SHOW_ACTIVITY = "Show activity"
 SHOW_MESSAGES = "Show messages"
 
 
+PAUSE_PLAN = "Pause plan"
+RESUME_PLAN = "Resume plan"
+CANCEL_PLAN = "Cancel plan…"
+
+
 def build_plan_menu(
-    parent: QWidget, plan: PlanInfo, save_routine: Callable[[PlanInfo], None]
+    parent: QWidget,
+    plan: PlanInfo,
+    save_routine: Callable[[PlanInfo], None],
+    coord: CoordController,
 ) -> QMenu:
-    """ "Save plan as routine…", enabled once the plan completed."""
+    """Pause, resume or cancel the plan (as its status allows), then "Save plan as
+    routine…", enabled once the plan completed."""
     menu = QMenu(parent)
+    controls: list[tuple[str, bool, str, Callable[[], object]]] = [
+        (PAUSE_PLAN, plan.status == "running",
+         "Stop its agents where they are; nothing runs until you resume it.",
+         lambda: coord.pause_plan(plan.id)),
+        (RESUME_PLAN, plan.status == "paused",
+         "Its agents go on where they stopped.",
+         lambda: coord.resume_plan(plan.id)),
+        (CANCEL_PLAN, plan.status in ("running", "paused"),
+         "End it now; finished tasks keep their results.",
+         lambda: _confirm_cancel(parent, plan) and coord.cancel_plan(plan.id)),
+    ]  # fmt: skip
+    for text, enabled, tip, act in controls:
+        control = menu.addAction(text)
+        control.setEnabled(enabled)
+        control.setToolTip(tip)
+        control.triggered.connect(lambda _checked=False, act=act: act())
+    menu.addSeparator()
     action = menu.addAction(SAVE_AS_ROUTINE)
     action.setEnabled(plan.status == "completed")
     action.setToolTip("Run it again later with other values: /routine <name> key=value")
     action.triggered.connect(lambda: save_routine(plan))
+    menu.setToolTipsVisible(True)
     return menu
+
+
+def _confirm_cancel(parent: QWidget, plan: PlanInfo) -> bool:
+    open_tasks = sum(t.status not in _ENDED for t in plan.tasks)
+    answer = QMessageBox.question(
+        parent,
+        "Cancel plan",
+        f"Cancel “{plan.goal}”? {open_tasks} unfinished task(s) stop; finished ones keep "
+        "their results.",
+    )
+    return answer == QMessageBox.StandardButton.Yes
+
+
+_ENDED = frozenset({"succeeded", "failed", "cancelled", "skipped"})
 
 
 def build_task_menu(

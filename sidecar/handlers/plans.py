@@ -1,4 +1,5 @@
-"""profile/*, plan/get, task/*: subagent profiles, a thread's plans, and their tasks."""
+"""profile/*, plan/*, task/*: subagent profiles, the plans of a thread or of every thread (and
+pausing, resuming or cancelling one), and their tasks."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from sidecar.handlers.services import Services
 from sidecar.plans.profiles import Profile, ProfileError
 from sidecar.plans.shapes import plan_snapshot
 from sidecar.protocol import (
+    PLAN_CANCEL,
     PLAN_GET,
     PLAN_LIST,
+    PLAN_PAUSE,
+    PLAN_RESUME,
     PROFILE_LIST,
     PROFILE_SET,
     TASK_CANCEL,
@@ -21,10 +25,12 @@ from sidecar.protocol import (
     CoordEmpty,
     CoordErrorCode,
     EnvelopeInfo,
+    PlanControlResult,
     PlanGetParams,
     PlanGetResult,
     PlanListParams,
     PlanListResult,
+    PlanRef,
     ProfileInfo,
     ProfileListResult,
     ProfileSetParams,
@@ -38,7 +44,7 @@ from sidecar.protocol import (
 )
 from sidecar.runtime.errors import ThreadBusyError
 from sidecar.runtime.wire import plan_info
-from sidecar.store import Store, TaskRecord
+from sidecar.store import PlanRecord, Store, TaskRecord
 
 _RETRYABLE = frozenset({"failed", "cancelled", "skipped"})
 
@@ -188,3 +194,65 @@ def _reopen(store: Store, plan_id: str, task_id: str) -> None:
                 finished_at=None,
             )
             reopened.add(task.id)
+
+
+def _find_plan(svc: Services, params: PlanRef) -> PlanRecord:
+    with typed_errors():
+        svc.store.get_thread(params.thread_id)
+    plan = svc.store.get_plan(params.plan_id)
+    if plan is None or plan.thread_id != params.thread_id:
+        raise RpcError(CoordErrorCode.NO_SUCH_PLAN, f"no plan {params.plan_id!r} in this thread")
+    return plan
+
+
+def _control_result(svc: Services, plan_id: str, run_id: str | None = None) -> PlanControlResult:
+    plan = svc.store.get_plan(plan_id)
+    assert plan is not None
+    return PlanControlResult(plan=plan_info(plan_snapshot(svc.store, plan)), run_id=run_id)
+
+
+@registry.method(PLAN_PAUSE)
+async def plan_pause(svc: Services, params: PlanRef) -> PlanControlResult:
+    """The author's own plans run in the background desk: pausing stops its agents where they
+    are (their sessions and isolated copies kept) and records the plan as paused, which is
+    not taken up at start-up; plan/resume goes on from there."""
+    plan = _find_plan(svc, params)
+    if plan.status != "running" or not svc.team.is_running(plan.id):
+        raise RpcError(
+            CoordErrorCode.PLAN_NOT_RUNNING, f"plan {plan.id!r} is {plan.status}, not running"
+        )
+    svc.store.set_plan_status(plan.id, "paused")
+    await svc.team.pause(plan.id)
+    for task in svc.store.tasks(plan.id):
+        if not task.final:
+            svc.store.update_task_from(task, activity="paused by the author")
+    return _control_result(svc, plan.id)
+
+
+@registry.method(PLAN_RESUME)
+async def plan_resume(svc: Services, params: PlanRef) -> PlanControlResult:
+    plan = _find_plan(svc, params)
+    if plan.status != "paused":
+        raise RpcError(
+            CoordErrorCode.PLAN_NOT_PAUSED, f"plan {plan.id!r} is {plan.status}, not paused"
+        )
+    svc.store.set_plan_status(plan.id, "running")
+    run_id = svc.team.start(params.thread_id, plan.id)
+    return _control_result(svc, plan.id, run_id)
+
+
+@registry.method(PLAN_CANCEL)
+async def plan_cancel(svc: Services, params: PlanRef) -> PlanControlResult:
+    """A running plan's tasks are stopped and it ends as aborted (announced like any end); a
+    paused one is taken up only to end its open tasks as cancelled."""
+    plan = _find_plan(svc, params)
+    if plan.status not in ("running", "paused"):
+        raise RpcError(
+            CoordErrorCode.PLAN_NOT_RUNNING, f"plan {plan.id!r} is {plan.status}, not running"
+        )
+    svc.coordinator.abort_plan(plan.id)
+    run_id = None
+    if not svc.team.is_running(plan.id):
+        svc.store.set_plan_status(plan.id, "running")
+        run_id = svc.team.start(params.thread_id, plan.id)
+    return _control_result(svc, plan.id, run_id)

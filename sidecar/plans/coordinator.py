@@ -44,6 +44,7 @@ class Coordinator:
     )
     _cancelled: set[tuple[str, str]] = field(default_factory=set[tuple[str, str]])
     _aborted: set[str] = field(default_factory=set[str])
+    _held: set[str] = field(default_factory=set[str])
 
     @asynccontextmanager
     async def slot(self, profile: Profile) -> AsyncGenerator[None]:
@@ -116,6 +117,18 @@ class Coordinator:
     def aborted(self, plan_id: str) -> bool:
         return plan_id in self._aborted
 
+    def hold(self, plan_id: str) -> None:
+        """The plan's work stops to be taken up again (paused, or the sidecar stops): its
+        attempts' isolated copies are kept for the agents to go on in."""
+        self._held.add(plan_id)
+
+    def release(self, plan_id: str) -> None:
+        self._held.discard(plan_id)
+
+    def held(self, plan_id: str) -> bool:
+        return plan_id in self._held
+
     def forget_plan(self, plan_id: str) -> None:
         self._aborted.discard(plan_id)
+        self._held.discard(plan_id)
         self._changed.pop(plan_id, None)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from sidecar.store import PlanRecord, Store, TaskRecord
 
 RESUMED = "resumed"
-"""The payload key of the observation that says how a task a restart left running was taken
-up (`sidecar.plans.runner`)."""
+"""The payload key of the observation that says how a task a restart or a pause left running
+was taken up (`sidecar.plans.runner`)."""
 
 _DONE = frozenset({"succeeded", "skipped"})
 
@@ -54,7 +54,7 @@ def plan_report(store: Store, plan: PlanRecord, status: str, tasks: list[TaskRec
         if task.error:
             lines.append(f"  Error: {task.error}")
         for how in resumed.get(task.id, ()):
-            lines.append(f"  Resumed after a restart: {how}")
+            lines.append(f"  Taken up again (after a restart or a pause): {how}")
     if status == "failed":
         lines.append(
             f"Some tasks did not succeed. To revise the plan call atrium__plan with "

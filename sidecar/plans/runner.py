@@ -78,15 +78,16 @@ async def run_task(deps: PlanDeps, inp: SubagentInput) -> None:
 
 
 def _note_resumed(deps: PlanDeps, inp: SubagentInput, task: TaskRecord, profile: Profile) -> None:
-    """Say how a task a stopped sidecar left running is taken up: an observation in the
-    plan's outbox (the report and `task/envelopes` show it) and the task's activity."""
+    """Say how a task left running (by a stopped sidecar, or a paused plan) is taken up: an
+    observation in the plan's outbox (the report and `task/envelopes` show it) and the task's
+    activity."""
     how = (
         "it goes on from its last checkpoint"
         if profile.kind == "internal"
         else resumption(task, profile)
     )
     post_envelope(deps.store, task, inp["thread_id"], kind="observation", payload={RESUMED: how})
-    change_task(deps.store, task.plan_id, task.id, activity=f"resumed after a restart: {how}")
+    change_task(deps.store, task.plan_id, task.id, activity=f"taken up again: {how}")
 
 
 def _subagent_lane(deps: PlanDeps, depth: int) -> AbstractAsyncContextManager[None]:

@@ -63,7 +63,8 @@ async def strong_attempt(deps: PlanDeps, ctx: AttemptContext) -> AttemptResult:
     try:
         result = await _run_agent(deps, ctx, isolation.folder)
     except (asyncio.CancelledError, BudgetExceededError):
-        await review_gate.discard_cancelled(deps, ctx, isolation)
+        if not deps.coordinator.held(ctx.task.plan_id):  # a pause keeps it to go on in
+            await review_gate.discard_cancelled(deps, ctx, isolation)
         raise
     if review_gate.is_last(ctx, result):
         review_gate.record_finished(deps, ctx, result)

@@ -209,6 +209,15 @@ def _cancel(deps: PlanDeps, thread_id: str, arguments: dict[str, Any]) -> str:
     plan_id = _required(arguments, "plan_id")
     _plan_of(store, thread_id, plan_id)
     task_id = _optional(arguments, "task_id")
+    plan = store.get_plan(plan_id)
+    if task_id is None and plan is not None and plan.status == "paused":
+        # Nothing runs it: its open tasks end here and now.
+        with store.transaction():
+            for task in store.tasks(plan_id):
+                if not task.final:
+                    store.update_task_from(task, status="cancelled", error=CANCELLED_BY_AGENT)
+            store.set_plan_status(plan_id, "aborted")
+        return f"Plan {plan_id} (paused) is cancelled; finished tasks keep their results."
     if task_id is None:
         deps.coordinator.abort_plan(plan_id)
         return f"Plan {plan_id} is being cancelled; finished tasks keep their results."
@@ -218,6 +227,9 @@ def _cancel(deps: PlanDeps, thread_id: str, arguments: dict[str, Any]) -> str:
     if not deps.coordinator.cancel_task(plan_id, task.id):
         deps.coordinator.cancel_pending(plan_id, task.id)
     return f"Task {task.id} is being cancelled."
+
+
+CANCELLED_BY_AGENT = "cancelled by the main agent"
 
 
 def take_messages(deps: PlanDeps, parent_thread_id: str, task_id: str, sub: str) -> list[ChatEntry]:

@@ -24,7 +24,14 @@ TaskStatus: TypeAlias = Literal[
     "pending", "running", "waiting", "succeeded", "failed", "cancelled", "skipped"
 ]
 PlanStatus: TypeAlias = Literal[
-    "awaiting_approval", "running", "completed", "failed", "aborted", "rejected", "superseded"
+    "awaiting_approval",
+    "running",
+    "paused",
+    "completed",
+    "failed",
+    "aborted",
+    "rejected",
+    "superseded",
 ]
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -36,6 +43,10 @@ class CoordErrorCode(IntEnum):
     NO_SUCH_TASK = -32041
     TASK_NOT_RETRYABLE = -32042
     TASK_NOT_RUNNING = -32043
+    NO_SUCH_PLAN = -32044
+    PLAN_NOT_RUNNING = -32045
+    """Pause or cancel of a plan that is not running (or paused, for cancel)."""
+    PLAN_NOT_PAUSED = -32046
 
 
 class CoordEmpty(WireModel):
@@ -162,6 +173,18 @@ class TaskRef(WireModel):
     plan_id: str | None = Field(default=None, description="None: the thread's newest plan.")
 
 
+class PlanRef(WireModel):
+    thread_id: str
+    plan_id: str
+
+
+class PlanControlResult(WireModel):
+    plan: PlanInfo
+    run_id: str | None = Field(
+        default=None, description="plan/resume: the background run that goes on with it."
+    )
+
+
 class EnvelopeInfo(WireModel):
     """A message between agents of a plan: a task's result (`final`, `error`), a draft
     (`artifact`) and its review (`review`, with a verdict), the main agent's message to a task
@@ -236,6 +259,9 @@ TASK_RETRY = "task/retry"
 TASK_ENVELOPES = "task/envelopes"
 TASK_EVENTS = "task/events"
 PLAN_LIST = "plan/list"
+PLAN_PAUSE = "plan/pause"
+PLAN_RESUME = "plan/resume"
+PLAN_CANCEL = "plan/cancel"
 
 PLAN_METHODS: dict[str, MethodSpec] = {
     PROFILE_LIST: MethodSpec(CoordEmpty, ProfileListResult, "Subagent profiles."),
@@ -245,6 +271,15 @@ PLAN_METHODS: dict[str, MethodSpec] = {
     TASK_RETRY: MethodSpec(TaskRef, TaskRetryResult, "Run a failed or cancelled task again."),
     TASK_EVENTS: MethodSpec(TaskEventsParams, TaskEventsResult, "What the task's agent did."),
     PLAN_LIST: MethodSpec(PlanListParams, PlanListResult, "Plans of every thread."),
+    PLAN_PAUSE: MethodSpec(
+        PlanRef, PlanControlResult, "Stop a running plan's work until it is resumed."
+    ),
+    PLAN_RESUME: MethodSpec(
+        PlanRef, PlanControlResult, "Go on with a paused plan (its agents where they stopped)."
+    ),
+    PLAN_CANCEL: MethodSpec(
+        PlanRef, PlanControlResult, "End a running or paused plan; finished tasks stay."
+    ),
     TASK_ENVELOPES: MethodSpec(
         TaskRef, TaskEnvelopesResult, "What the task's agents sent and were sent, whole."
     ),

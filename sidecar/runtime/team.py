@@ -103,12 +103,29 @@ class TeamDesk:
                 resumed.append(plan.id)
         return resumed
 
+    async def pause(self, plan_id: str) -> None:
+        """Stop the plan's work where it is, to be taken up by `start` (plan/resume): its
+        agents are stopped, its tasks keep their state, sessions and isolated copies, and its
+        background run ends as cancelled. The caller records the plan as paused first (a
+        paused plan is not taken up at start-up)."""
+        await self._stop([plan_id])
+
     async def aclose(self) -> None:
         """Stop every background plan (its tasks are taken up again at the next start)."""
-        tasks = [task for _run_id, task in self._running.values() if not task.done()]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
+        await self._stop(list(self._running))
+
+    async def _stop(self, plan_ids: list[str]) -> None:
+        deps = await self._deps() if plan_ids else None
+        stopping: list[asyncio.Task[None]] = []
+        for plan_id in plan_ids:
+            running = self._running.get(plan_id)
+            if running is None or running[1].done():
+                continue
+            if deps is not None:
+                deps.coordinator.hold(plan_id)
+            running[1].cancel()
+            stopping.append(running[1])
+        for task in stopping:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
@@ -122,6 +139,7 @@ class TeamDesk:
         status, final = "failed", None
         try:
             deps = await self._deps()
+            deps.coordinator.release(plan_id)
             with bind_run(self._live.binding(emit)), events_to(lambda e: forward_event(emit, e)):
                 await _run_open_tasks(deps, thread_id, plan_id)
                 self._finish(deps.coordinator, thread_id, plan_id, run_id)
@@ -180,7 +198,7 @@ async def _run_open_tasks(deps: PlanDeps, thread_id: str, plan_id: str) -> None:
     seen: set[tuple[str, int]] = set()
     while open_tasks := [t for t in deps.store.tasks(plan_id) if not t.final]:
         now = {(t.id, t.version) for t in open_tasks}
-        if deps.coordinator.aborted(plan_id) or now <= seen:
+        if now <= seen:  # (an aborted plan's open tasks end as cancelled in their round)
             return
         seen |= now
         await asyncio.gather(

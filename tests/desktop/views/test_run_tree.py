@@ -6,6 +6,8 @@ import time
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from desktop.controllers.plans import CoordController
@@ -19,12 +21,15 @@ from desktop.views.run_tree import (
     TOKENS,
     RunTreePanel,
 )
+from desktop.views.run_tree_menus import CANCEL_PLAN, PAUSE_PLAN, RESUME_PLAN
 from sidecar.protocol import (
     AutonomousParams,
     CoordEmpty,
     CoordErrorCode,
     ErrorObject,
+    PlanControlResult,
     PlanGetResult,
+    PlanRef,
     SubagentEvent,
     TaskRef,
     TaskUpdate,
@@ -167,3 +172,46 @@ def test_a_thread_without_plans_says_so(qtbot: QtBot, fake_sender: FakeSender):
     first = group.child(0) if group is not None else None
     assert first is not None and first.text(0) == "No plan in this thread yet"
     assert panel.autonomous_check.isChecked()
+
+
+def _plan_action(panel: RunTreePanel, text: str) -> QAction:
+    item = panel.plan_item("p1")
+    assert item is not None
+    menu = panel.plan_menu(item)
+    assert menu is not None
+    [action] = [a for a in menu.actions() if a.text() == text]
+    return action
+
+
+def test_a_running_plan_is_paused_resumed_and_cancelled_from_its_menu(
+    panel: RunTreePanel, fake_sender: FakeSender, monkeypatch: pytest.MonkeyPatch
+):
+    """The plan row's menu offers what its status allows; each reply shows at once."""
+    assert not _plan_action(panel, RESUME_PLAN).isEnabled()
+    _plan_action(panel, PAUSE_PLAN).trigger()
+    params, pending = fake_sender.last("plan/pause")
+    assert params == PlanRef(thread_id="t1", plan_id="p1")
+    paused = plan(task("a", "running", activity="paused by the author"), status="paused")
+    pending.resolve(PlanControlResult(plan=paused))
+    item = panel.plan_item("p1")
+    assert item is not None and item.text(STATUS) == "paused"
+    assert not _plan_action(panel, PAUSE_PLAN).isEnabled()
+    _plan_action(panel, RESUME_PLAN).trigger()
+    params, pending = fake_sender.last("plan/resume")
+    assert params == PlanRef(thread_id="t1", plan_id="p1")
+    pending.resolve(PlanControlResult(plan=plan(task("a", "running")), run_id="r9"))
+    assert item.text(STATUS) == "running"
+    asked: list[str] = []
+
+    def answer(_parent: object, _title: str, text: str) -> QMessageBox.StandardButton:
+        asked.append(text)
+        return QMessageBox.StandardButton.No if len(asked) == 1 else QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", answer)
+    _plan_action(panel, CANCEL_PLAN).trigger()  # the author says No: nothing is sent
+    assert "plan/cancel" not in fake_sender.methods()
+    _plan_action(panel, CANCEL_PLAN).trigger()
+    assert asked[-1].startswith("Cancel “Write”? 1 unfinished task(s) stop")
+    _params, pending = fake_sender.last("plan/cancel")
+    pending.reject(ErrorObject(code=CoordErrorCode.PLAN_NOT_RUNNING, message="it ended"))
+    assert panel.model.error == "Cancel failed: The plan is not running (it ended)"

@@ -314,8 +314,8 @@ def _save_dialog(window: MainWindow) -> tuple[SkillsPanelWidget, SaveRoutineDial
     assert item is not None
     menu = run_tree.plan_menu(item)
     assert menu is not None
-    [action] = menu.actions()
-    assert action.text() == SAVE_AS_ROUTINE and action.isEnabled()
+    [action] = [a for a in menu.actions() if a.text() == SAVE_AS_ROUTINE]
+    assert action.isEnabled()
     action.trigger()
     panel = _dock(window).widget()
     assert isinstance(panel, SkillsPanelWidget) and panel.save_dialog is not None
@@ -377,6 +377,8 @@ def test_save_as_routine_is_offered_only_on_a_completed_plan(
     plan_item = run_tree.plan_item("p1")
     assert plan_item is not None
     menu = run_tree.plan_menu(plan_item)
-    assert menu is not None and not menu.actions()[0].isEnabled()
+    assert menu is not None
+    [save] = [a for a in menu.actions() if a.text() == SAVE_AS_ROUTINE]
+    assert not save.isEnabled()
     task_item = plan_item.child(0)
     assert task_item is not None and run_tree.plan_menu(task_item) is None

@@ -13,11 +13,13 @@ from sidecar.protocol import (
     InterruptEvent,
     PlanApprovalInterrupt,
     PlanApprovalValue,
+    PlanControlResult,
     PlanGetParams,
     PlanGetResult,
     PlanInfo,
     PlanListParams,
     PlanListResult,
+    PlanRef,
     PlanTaskSpec,
     PlanUpdate,
     ProfileInfo,
@@ -136,6 +138,8 @@ PLAN_SAMPLES: dict[type[WireModel], WireModel] = {
     ),
     PlanListParams: PlanListParams(status="running", limit=20),
     PlanListResult: PlanListResult(plans=(PLAN,)),
+    PlanRef: PlanRef(thread_id="t1", plan_id="p1"),
+    PlanControlResult: PlanControlResult(plan=PLAN, run_id="r2"),
     TaskEnvelopesResult: TaskEnvelopesResult(
         envelopes=(
             EnvelopeInfo(
