@@ -6,15 +6,23 @@ This module then opens them one component at a time relative to directory fds wi
 fail instead of escaping or hanging. Writes go to a temporary file in the same directory and are
 renamed over the target, which replaces (never follows) whatever sits at the final name.
 
+A temporary file (``.atrium-<16 hex>.tmp``) is locked (``flock``) by its writer from creation
+to rename, so a write killed mid-way leaves an unlocked one: walks (listing, search) never show
+temporary files, and :func:`remove_stale_temps` (run when a server starts) removes the
+unlocked ones. The target itself is never partial: it is the old file until the rename.
+
 POSIX only: it relies on ``dir_fd`` support and ``O_NOFOLLOW``.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
+import re
 import secrets
 import stat
+import time
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -31,6 +39,12 @@ SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
 # refused. Writing over it is safe: the new content is renamed over this name only, so the
 # other names keep the old content.
 _HARD_LINK = "file has other hard links, which may lie outside the workspace"
+_TEMP_NAME = re.compile(r"\.atrium-[0-9a-f]{16}\.tmp")
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is one of the temporary files writes make (see the module docstring)."""
+    return _TEMP_NAME.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)
@@ -169,31 +183,57 @@ def write_file(root: Path, parts: Sequence[str], display: str, data: bytes) -> b
     with open_dir(root, parts[:-1], display, create=True) as dir_fd:
         name = parts[-1]
         mode = _existing_mode(dir_fd, name, display)
-        tmp = f".atrium-{secrets.token_hex(8)}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC
-        try:
-            fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
-        except OSError as exc:
-            raise _refusal(display, exc) from None
+        tmp, fd = _create_temp(dir_fd, display)
         try:
             _write_all(fd, data, mode)
             os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except OSError as exc:
             _unlink_quietly(tmp, dir_fd)
             raise _refusal(display, exc) from None
+        finally:
+            os.close(fd)  # releases the lock, once the file has its final name
         return mode is None
 
 
-def _write_all(fd: int, data: bytes, mode: int | None) -> None:
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        if mode is not None:
-            os.fchmod(fd, mode)
-        os.fsync(fd)
-    finally:
+def _create_temp(dir_fd: int, display: str) -> tuple[str, int]:
+    """Create a temporary file under ``dir_fd`` and lock it; return its name and fd.
+
+    A sweep may take the file between its creation and the lock (it cannot tell it from a dead
+    writer's then): the name is checked to still be this file once locked, else it starts over.
+
+    Raises:
+        PathError: an I/O code.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC
+    while True:
+        tmp = f".atrium-{secrets.token_hex(8)}.tmp"
+        try:
+            fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
+        except OSError as exc:
+            raise _refusal(display, exc) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            ours = os.fstat(fd)
+            named = os.stat(tmp, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            os.close(fd)
+            continue
+        except OSError as exc:
+            os.close(fd)
+            _unlink_quietly(tmp, dir_fd)
+            raise _refusal(display, exc) from None
+        if (named.st_dev, named.st_ino) == (ours.st_dev, ours.st_ino):
+            return tmp, fd
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes, mode: int | None) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    if mode is not None:
+        os.fchmod(fd, mode)
+    os.fsync(fd)
 
 
 def _existing_mode(dir_fd: int, name: str, display: str) -> int | None:
@@ -216,6 +256,68 @@ def _existing_mode(dir_fd: int, name: str, display: str) -> int | None:
 def _unlink_quietly(name: str, dir_fd: int) -> None:
     with suppress(OSError):
         os.unlink(name, dir_fd=dir_fd)
+
+
+def remove_stale_temps(root: Path, *, seconds: float) -> int:
+    """Remove the temporary files that writes killed mid-way left anywhere under ``root``
+    (symlinks not followed, :data:`SKIPPED_DIRS` not entered); a file its writer still locks is
+    left alone. Stops after ``seconds``: what a huge tree keeps is never shown by a walk, and the
+    next start goes on. Returns how many were removed."""
+    deadline = time.monotonic() + seconds
+    try:
+        fd = os.open(root, _DIR_FLAGS)
+    except OSError:
+        return 0
+    try:
+        return _sweep(fd, deadline)
+    finally:
+        os.close(fd)
+
+
+def _sweep(dir_fd: int, deadline: float) -> int:
+    try:
+        with os.scandir(dir_fd) as it:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+    except OSError:
+        return 0
+    removed = 0
+    for name, is_dir in entries:
+        if time.monotonic() > deadline:
+            break
+        if is_temp_name(name) and not is_dir:
+            removed += _remove_if_abandoned(dir_fd, name)
+        elif is_dir and name not in SKIPPED_DIRS:
+            try:
+                child = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+            except OSError:  # gone, or swapped for a symlink
+                continue
+            try:
+                removed += _sweep(child, deadline)
+            finally:
+                os.close(child)
+    return removed
+
+
+def _remove_if_abandoned(dir_fd: int, name: str) -> bool:
+    """Unlink the temporary file ``name`` if no writer holds its lock."""
+    for access in (os.O_RDONLY, os.O_WRONLY):  # a file chmod-ed like its target may lack one
+        try:
+            fd = os.open(name, access | os.O_NOFOLLOW | os.O_NONBLOCK | _O_CLOEXEC, dir_fd=dir_fd)
+        except PermissionError:
+            continue
+        except OSError:
+            return False
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return False
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.unlink(name, dir_fd=dir_fd)  # under the lock: no writer can be mid-way
+        except OSError:  # BlockingIOError: its writer is alive
+            return False
+        finally:
+            os.close(fd)
+        return True
+    return False
 
 
 def walk(root: Path, parts: Sequence[str], display: str, *, recursive: bool) -> Generator[DirEntry]:
@@ -241,6 +343,8 @@ def _walk_fd(
     dir_fd: int, names: list[str], prefix: tuple[str, ...], *, recursive: bool
 ) -> Generator[DirEntry]:
     for name in names:
+        if is_temp_name(name):
+            continue
         try:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError:

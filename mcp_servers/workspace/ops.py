@@ -40,6 +40,8 @@ class Limits:
     max_search_files: int = 20000
     max_line_chars: int = 500
     max_search_seconds: float = 10.0
+    max_sweep_seconds: float = 1.0
+    """How long a starting server looks for the temporary files of writes that died."""
 
 
 def decode_text(data: bytes, display: str) -> str:

@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from . import ops
+from . import fileio, ops
 from .errors import WorkspaceError
 from .models import EditResult, ListResult, PreviewResult, ReadResult, SearchResult, WriteResult
 from .ops import Limits
@@ -55,12 +55,15 @@ def _result(model: BaseModel, text: str) -> CallToolResult:
 
 
 def build_server(root: Path, *, limits: Limits | None = None) -> MCPServer:
-    """Build the workspace server confined to ``root``.
+    """Build the workspace server confined to ``root``, after removing the temporary files of
+    writes that died there (a kill mid-write; see :mod:`.fileio`).
 
     Raises:
         NotADirectoryError: If ``root`` is not an existing directory.
     """
     real = real_root(root)
+    bounds = limits or Limits()
+    fileio.remove_stale_temps(real, seconds=bounds.max_sweep_seconds)
     server = MCPServer(
         SERVER_NAME,
         title="Atrium workspace",
@@ -69,7 +72,6 @@ def build_server(root: Path, *, limits: Limits | None = None) -> MCPServer:
             "absolute paths, '..' and symlinks leading outside are refused."
         ),
     )
-    bounds = limits or Limits()
     _add_list(server, real, bounds)
     _add_read(server, real, bounds)
     _add_write(server, real)

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
+from sidecar.json_value import lone_surrogate
 from sidecar.plans.routines import RoutineError
 from sidecar.plans.routines import parse_args as parse_routine_args
 from sidecar.plans.skill_draft import TARGETS, DraftError, Target, check_name
@@ -96,7 +97,12 @@ def _call(rest: str) -> CallCommand:
         raise CommandError(f"arguments are not valid JSON ({exc.msg}). {USAGE}") from exc
     if not isinstance(args, dict):
         raise CommandError(f"arguments must be a JSON object. {USAGE}")
-    return CallCommand(name=name, arguments=cast(dict[str, Any], args))
+    arguments = cast(dict[str, Any], args)
+    where = lone_surrogate(arguments)
+    if where is not None:
+        at = "/".join(map(str, where))
+        raise CommandError(f"arguments hold a lone UTF-16 surrogate (at {at}), which is no text")
+    return CallCommand(name=name, arguments=arguments)
 
 
 _BARE: dict[str, type[ToolsCommand | CompactCommand]] = {

@@ -16,8 +16,10 @@ Either way the answer streams token by token to `on_token`, from DSPy's stream l
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -34,6 +36,8 @@ from sidecar.llm.types import (
 if TYPE_CHECKING:
     from sidecar.llm._program import Program
     from sidecar.llm._step import StepOutcome
+
+log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_NUM_RETRIES = 1
@@ -110,6 +114,9 @@ class DspyPlanner:
         """Import DSPy and build the LM (worker thread: imports take seconds)."""
         from sidecar.llm import _errors, _program
 
+        if "litellm" not in sys.modules:  # the warm-up's longest import comes next
+            log.info("importing LiteLLM")
+
         try:
             return _program.build_program(
                 self.config, timeout_s=self.timeout_s, num_retries=self.num_retries
@@ -125,14 +132,29 @@ async def aclose_model_clients() -> None:
 
     LiteLLM keeps one client per provider and event loop for the life of the process; call this
     once at sidecar shutdown, on the loop that made the requests (tests call it per test), so no
-    socket is left to the garbage collector. A no-op when no planner ever loaded LiteLLM.
+    socket is left to the garbage collector. A no-op when no planner ever loaded LiteLLM, or
+    while one is still loading it (see `_imported`).
     """
-    litellm: Any = sys.modules.get("litellm")
+    litellm: Any = _imported("litellm")
     if litellm is not None:
         await litellm.close_litellm_async_clients()
-    engines: Any = sys.modules.get("sidecar.llm._coalescing")
+    engines: Any = _imported("sidecar.llm._coalescing")
     if engines is not None:
         await engines.aclose_all()
+
+
+def _imported(name: str) -> ModuleType | None:
+    """The module once its import has finished, else None.
+
+    A module that a worker thread is still importing (the warm-up, when the app quits during
+    it) is already in `sys.modules`, half made: without most of its names, and without any
+    client, since no request can have gone through it yet. `__spec__._initializing` is how the
+    import system itself tells (its "partially initialized module" error).
+    """
+    module = sys.modules.get(name)
+    if module is None or getattr(module.__spec__, "_initializing", False):
+        return None
+    return module
 
 
 async def _decision(

@@ -2,6 +2,25 @@
 
 Nothing a peer sends can stop it: every malformed frame gets the spec's error reply (or, for a
 notification, a log line) and reading goes on.
+
+Request ids, as JSON-RPC 2.0 has them ("a String, Number, or NULL value"; numbers "SHOULD NOT
+contain fractional parts", a SHOULD for the client, not a ground for refusal):
+
+- any string, any integer, any finite number (`1.5`, `2.0`, `1e3`, `-0.0`) and null are ids.
+  The reply carries the same value: a number comes back as the same double (`1e3` as `1000.0`,
+  `-0.0` as `-0.0`), which is the value a client's JSON parser made of what it sent; null comes
+  back as null, as the spec says, though a client then cannot tell its reply from an error
+  about an unreadable frame, which is why the spec discourages it. Ids are compared as JSON
+  values, so `2` and `2.0` are the same id (one is a duplicate while the other is in flight).
+- anything else (true/false, an object, an array, a number too large for a double such as
+  `1e999`) is no id: "Invalid Request" (-32600), with a null id as the spec requires when the
+  id cannot be detected.
+- `NaN` and `Infinity` are not JSON: a frame holding them is a parse error (-32700), like a
+  frame that is not UTF-8 (a surrogate written as raw bytes included).
+
+Strings must be Unicode: a lone UTF-16 surrogate (`"\\ud800"`, legal JSON escape syntax but no
+character) in the params is "Invalid params" (-32602) with where it is, before any handler can
+try to store or encode it. In an id it is only echoed back (escaped, as every reply is ASCII).
 """
 
 from __future__ import annotations
@@ -9,12 +28,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
+from sidecar.json_value import lone_surrogate
 from sidecar.protocol import CANCEL_REQUEST, ErrorCode, RpcError, WireModel
 from sidecar.rpc.framing import FrameTooLargeError, FrameWriter
 
@@ -38,7 +59,32 @@ def _error(request_id: object, code: int, message: str, data: Any = None) -> Rep
 
 
 def _valid_id(value: object) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    """A JSON-RPC 2.0 id that can be echoed (see the module docstring)."""
+    if value is None or isinstance(value, str):
+        return True
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _not_json(literal: str) -> object:
+    """`json.loads` would read NaN and ±Infinity, which JSON does not have.
+
+    Raises:
+        ValueError: always.
+    """
+    raise ValueError(f"{literal} is not a JSON value")
+
+
+def _parse(frame: bytes) -> object:
+    """One frame as JSON: strict UTF-8 (a leading byte order mark is ignored), JSON's own
+    numbers only.
+
+    Raises:
+        ValueError: not UTF-8, or not JSON.
+        RecursionError: nested too deeply.
+    """
+    return json.loads(frame.decode("utf-8-sig"), parse_constant=_not_json)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +147,7 @@ class RpcServer:
             self._send(_error(None, ErrorCode.INVALID_REQUEST, str(frame)))
             return
         try:
-            message: object = json.loads(frame)
+            message = _parse(frame)
         except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
             self._send(_error(None, ErrorCode.PARSE_ERROR, f"parse error: {exc}"))
             return
@@ -163,8 +209,9 @@ class RpcServer:
 
     def _on_notification(self, method: str, params: object) -> None:
         if method == CANCEL_REQUEST:
-            target = cast(dict[str, Any], params).get("id") if isinstance(params, dict) else None
-            task = self._inflight.get(target) if _valid_id(target) else None
+            args = cast(dict[str, Any], params) if isinstance(params, dict) else {}
+            target = args.get("id")
+            task = self._inflight.get(target) if "id" in args and _valid_id(target) else None
             if task is not None:
                 task.cancel()
             return
@@ -180,6 +227,11 @@ class RpcServer:
             params = {}
         if not isinstance(params, dict):
             return _error(request_id, ErrorCode.INVALID_PARAMS, "params must be an object")
+        where = lone_surrogate(cast(dict[str, object], params))
+        if where is not None:
+            message = "invalid params: a string holds a lone UTF-16 surrogate, which is no text"
+            detail = {"type": "string_unicode", "loc": where, "msg": "a lone UTF-16 surrogate"}
+            return _error(request_id, ErrorCode.INVALID_PARAMS, message, [detail])
         try:
             typed = route.params.model_validate(params)
         except ValidationError as exc:

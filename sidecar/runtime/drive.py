@@ -6,15 +6,17 @@ recorded in the conversation, marked as stopped) and error (run_failed; recorded
 thread; `run/retry` continues from the last good checkpoint).
 
 An interrupt is durable before anyone hears of it: its record, the run's end and the thread's
-status are committed in one transaction, and only then is the event sent. A call that may have
-run before a crash (`CallUncertainError` from the tool node) pauses the turn on the author's
-question about it (see `sidecar.runtime.recovery`).
+status are committed in one transaction, and only then is the event sent, by the caller and
+once the thread is free (`RunEnd`), so an answer sent the instant the question arrives finds
+the thread idle. A call that may have run before a crash (`CallUncertainError` from the tool
+node) pauses the turn on the author's question about it (see `sidecar.runtime.recovery`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -42,13 +44,27 @@ from sidecar.turn.events import TokenStreamed, TurnEvent
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """How a run ended, not yet sent: the questions it asked (interrupt events, already
+    committed) and its terminal event. The caller sends them once the thread is free again, so
+    a client that reacts with a request (the answer, the instant the question arrives) never
+    finds the thread busy."""
+
+    final: RunEventBody
+    questions: tuple[InterruptEvent, ...] = ()
+
+    def events(self) -> tuple[RunEventBody, ...]:
+        """The events to send, in order: the questions, then the terminal event."""
+        return (*self.questions, self.final)
+
+
 async def drive(
     graph: Any, saver: Any, store: Store, emit: RunEmitter, graph_input: Any, *, resumed: bool
-) -> RunEventBody:
+) -> RunEnd:
     """Run the graph for one thread until it ends, pauses, fails or is cancelled.
 
-    Returns the terminal event unsent: the caller sends it once the thread is free again, so a
-    client that reacts to it with a new request never finds the thread busy.
+    Returns how it ended, unsent (see `RunEnd`).
     """
     thread_id, run_id = emit.thread_id, emit.run_id
     config = {"configurable": {"thread_id": thread_id}}
@@ -64,16 +80,16 @@ async def drive(
             store.set_thread_status(thread_id, "cancelled")
         if stopped is not None:
             emit(MessageEvent(message=message_info(stopped)))
-        return RunCancelled()
+        return RunEnd(RunCancelled())
     except CallUncertainError as exc:
         return _await_decision(store, emit, exc.key)
     except PlannerError as exc:
-        return _fail(store, emit, exc.code, str(exc), exc.details)
+        return RunEnd(_fail(store, emit, exc.code, str(exc), exc.details))
     except RequiredServerError as exc:
-        return _fail(store, emit, "server_unavailable", str(exc))
+        return RunEnd(_fail(store, emit, "server_unavailable", str(exc)))
     except Exception as exc:  # the run boundary: any node failure is recorded, never lost
         log.exception("run %s failed", run_id)
-        return _fail(store, emit, "internal", f"{type(exc).__name__}: {exc}")
+        return RunEnd(_fail(store, emit, "internal", f"{type(exc).__name__}: {exc}"))
     if snapshot.interrupts:
         events: list[InterruptEvent] = []
         with store.transaction():
@@ -84,15 +100,13 @@ async def drive(
                 events.append(InterruptEvent(interrupt=info))
             store.end_run(run_id, "interrupted")
             store.set_thread_status(thread_id, "interrupted")
-        for event in events:
-            emit(event)
-        return RunFinished(outcome="interrupted")
+        return RunEnd(RunFinished(outcome="interrupted"), tuple(events))
     # The turn is complete and its messages are in the store: its checkpoints hold nothing
     # that is still needed, so storage per turn stays flat.
     await saver.adelete_thread(thread_id)
     store.end_run(run_id, "finished")
     store.set_thread_status(thread_id, "idle")
-    return RunFinished(outcome="completed")
+    return RunEnd(RunFinished(outcome="completed"))
 
 
 STOPPED_NOTE = "\n\n[stopped by the author before this answer was complete]"
@@ -124,22 +138,24 @@ def forward_event(emit: RunEmitter, event: TurnEvent) -> None:
         emit(body)
 
 
-def _await_decision(store: Store, emit: RunEmitter, key: str) -> RunEventBody:
+def _await_decision(store: Store, emit: RunEmitter, key: str) -> RunEnd:
     """The turn waits on the author's decision about a call that may have run: the pending
-    question about it (asked anew if none is pending) is sent once it is committed."""
+    question about it (asked anew if none is pending), committed, ends the run."""
     intent = store.open_intent(key)
     if intent is None:
-        return _fail(store, emit, "internal", f"call {key} is no longer open")
+        return RunEnd(_fail(store, emit, "internal", f"call {key} is no longer open"))
     with store.transaction():
         question = store.pending_uncertain_question(key)
         if question is None:
             question = ask_uncertain(store, intent, emit.run_id, [])
         store.end_run(emit.run_id, "interrupted")
         store.set_thread_status(emit.thread_id, "interrupted")
-    for record in store.pending_interrupts(emit.thread_id):
-        if record.id == question:
-            emit(InterruptEvent(interrupt=interrupt_info(record)))
-    return RunFinished(outcome="interrupted")
+    asked = tuple(
+        InterruptEvent(interrupt=interrupt_info(record))
+        for record in store.pending_interrupts(emit.thread_id)
+        if record.id == question
+    )
+    return RunEnd(RunFinished(outcome="interrupted"), asked)
 
 
 def _fail(

@@ -7,7 +7,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sidecar.binding.calls import bind_run
 from sidecar.graph.commands import is_command
@@ -15,10 +15,11 @@ from sidecar.plans.dag import PlanError
 from sidecar.plans.profiles import DEFAULT_PROFILES, Profile
 from sidecar.plans.shapes import validate_edit
 from sidecar.protocol import RunCancelled
-from sidecar.runtime.drive import drive
+from sidecar.runtime.drive import RunEnd, drive
 from sidecar.runtime.emitter import EventSink, RunEmitter
 from sidecar.runtime.errors import (
     InvalidResumeValueError,
+    NoSuchInterruptError,
     NothingToResumeError,
     ThreadBusyError,
 )
@@ -43,6 +44,19 @@ log = logging.getLogger(__name__)
 
 ABANDONED = "No result: the author started a new message before this call finished."
 RunEndListener = Callable[[str, str, Any], None]
+
+
+class QuestionPolicy(Protocol):
+    """What becomes of a run's questions before anyone hears of them: a run nobody may be
+    watching answers them by its own policy (`sidecar.runtime.unattended`)."""
+
+    def asking(self, thread_id: str, run_id: str, interrupt_id: str, kind: str) -> bool:
+        """A live question is about to be asked; False drops it unasked."""
+        ...
+
+    def ended(self, thread_id: str, run_id: str, end: RunEnd) -> RunEnd:
+        """The run ended, nothing of its end sent yet (the thread still busy): how it ends."""
+        ...
 
 
 class RunManager:
@@ -71,6 +85,7 @@ class RunManager:
         self._graph: CompiledTurn | None = None
         self._graph_lock = asyncio.Lock()
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._questions: QuestionPolicy | None = None
 
     def is_busy(self, thread_id: str) -> bool:
         return thread_id in self._tasks
@@ -83,6 +98,13 @@ class RunManager:
         """Called with (thread_id, run_id, terminal event) once a run has ended and its
         thread is free again (the queue starts the next turn from here)."""
         self._end_listeners.append(listener)
+
+    def set_question_policy(self, policy: QuestionPolicy) -> None:
+        """Let `policy` decide about every run's questions (live ones too) before they are
+        sent."""
+        self._questions = policy
+        if self._live is not None:
+            self._live.set_ask_hook(policy.asking)
 
     def recover_after_crash(self) -> None:
         """Runs left 'running' by a killed sidecar become failed turns that `retry` continues,
@@ -137,12 +159,17 @@ class RunManager:
         if self._live is not None and self._live.owns(interrupt_id):
             return self._live.resolve(thread_id, interrupt_id, value)
         self._ensure_idle(thread_id)
+        pending_record(self._store, thread_id, interrupt_id)
+        graph, saver = await self.compiled()
+        # From here to the launch nothing awaits, and the thread and the question are checked
+        # again after the await: of two answers (the author's, an unattended run's deadline)
+        # the first wins and the other finds the thread busy or the question answered.
+        self._ensure_idle(thread_id)
         record = pending_record(self._store, thread_id, interrupt_id)
         graph_input: Any = None
         if origin_of(self._store, record) is Origin.UNCERTAIN:
             question = self._store.uncertain_question(interrupt_id)
             assert question is not None
-            graph, saver = await self.compiled()
             answer_uncertain(self._store, question, value)
         else:
             checked = checked_value(record.kind, value)
@@ -150,8 +177,8 @@ class RunManager:
                 self._check_plan_edit(record.payload, checked)
             from langgraph.types import Command
 
-            graph, saver = await self.compiled()
-            self._store.answer_interrupt(interrupt_id, checked)
+            if not self._store.answer_interrupt(interrupt_id, checked):
+                raise NoSuchInterruptError(interrupt_id)
             graph_input = Command(resume={interrupt_id: checked})
         return self._launch(thread_id, "resume", graph, saver, graph_input, resumed=True)
 
@@ -283,23 +310,35 @@ class RunManager:
         async def run() -> None:
             try:
                 with bind_run(binding):
-                    final = await self._in_lane(
+                    end = await self._in_lane(
                         lane, emitter, graph, saver, graph_input, resumed=resumed
                     )
+                end = self._policed(thread_id, run_id, end)
             finally:
                 self._tasks.pop(thread_id, None)
                 if live is not None:
                     live.end_run(run_id)
-            emitter(final)
+            # Only now, with the thread free, do its questions and its end reach the wire.
+            for event in end.events():
+                emitter(event)
             for listener in self._end_listeners:
                 try:
-                    listener(thread_id, run_id, final)
+                    listener(thread_id, run_id, end.final)
                 except Exception:  # a listener's failure must not lose the run's end
                     log.exception("run end listener failed for %s", run_id)
 
         self._run_ids[thread_id] = run_id
         self._tasks[thread_id] = asyncio.create_task(run(), name=f"run:{run_id}")
         return run_id
+
+    def _policed(self, thread_id: str, run_id: str, end: RunEnd) -> RunEnd:
+        if self._questions is None:
+            return end
+        try:
+            return self._questions.ended(thread_id, run_id, end)
+        except Exception:  # a policy's failure must not lose the run's end
+            log.exception("question policy failed for %s", run_id)
+            return end
 
     async def _in_lane(
         self,
@@ -310,7 +349,7 @@ class RunManager:
         graph_input: Any,
         *,
         resumed: bool,
-    ) -> Any:
+    ) -> RunEnd:
         """Drive the run once its lane has a free slot (cancel while waiting ends it cancelled)."""
         try:
             async with self.lanes.slot(lane):
@@ -318,4 +357,4 @@ class RunManager:
         except asyncio.CancelledError:
             self._store.end_run(emitter.run_id, "cancelled")
             self._store.set_thread_status(emitter.thread_id, "cancelled")
-            return RunCancelled()
+            return RunEnd(RunCancelled())

@@ -25,13 +25,15 @@ class RpcFailure(Exception):
 
 
 class Sidecar:
-    """One sidecar process. `events` keeps every run event received, in order."""
+    """One sidecar process. `events` keeps every run event received, in order; `on_event`, when
+    set, is called with each as it is read (before any waiter wakes), to answer at once."""
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.events: list[RunEventParams] = []
+        self.on_event: Callable[[RunEventParams], None] | None = None
         self.raw: list[dict[str, Any]] = []
         self._changed = asyncio.Condition()
         self._reader = asyncio.ensure_future(self._read())
@@ -70,7 +72,14 @@ class Sidecar:
     async def _drain_stderr(self) -> None:
         assert self.proc.stderr is not None
         while chunk := await self.proc.stderr.read(65536):
-            self.stderr = (self.stderr + chunk)[-200_000:]
+            async with self._changed:
+                self.stderr = (self.stderr + chunk)[-200_000:]
+                self._changed.notify_all()
+
+    async def wait_for_log(self, text: bytes, within: float = 60) -> None:
+        """Wait until `text` appears on the sidecar's stderr (its log)."""
+        async with asyncio.timeout(within), self._changed:
+            await self._changed.wait_for(lambda: text in self.stderr)
 
     async def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -83,7 +92,10 @@ class Sidecar:
                     if not waiter.done():  # a caller that gave up waiting cancelled it
                         waiter.set_result(message)
                 elif message.get("method") == "run/event":
-                    self.events.append(RunEventParams.model_validate(message["params"]))
+                    event = RunEventParams.model_validate(message["params"])
+                    self.events.append(event)
+                    if self.on_event is not None:
+                        self.on_event(event)
                 self._changed.notify_all()
         for future in self._pending.values():
             if not future.done():
@@ -93,18 +105,24 @@ class Sidecar:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
 
+    def request(
+        self, method: str, params: Mapping[str, Any] | None = None
+    ) -> asyncio.Future[dict[str, Any]]:
+        """Write a request now; the future is its reply frame (a result or an error)."""
+        request_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
+        self.send_raw(json.dumps(frame).encode() + b"\n")
+        return future
+
     async def call(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
         """Send a request and return its result.
 
         Raises:
             RpcFailure: the sidecar answered with an error.
         """
-        request_id = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
-        frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
-        self.send_raw(json.dumps(frame).encode() + b"\n")
-        reply = await future
+        reply = await self.request(method, params)
         if "error" in reply:
             raise RpcFailure(reply["error"])
         return reply["result"]
@@ -159,6 +177,17 @@ class Sidecar:
         async with asyncio.timeout(30):
             code = await self.proc.wait()
         await self._reader
+        return code
+
+    async def exited(self) -> int:
+        """Close stdin, wait for the exit and the end of stdout and stderr (so `stderr` is
+        whole); the exit code."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        async with asyncio.timeout(30):
+            code = await self.proc.wait()
+            await self._reader
+            await self._stderr_task
         return code
 
     async def kill(self) -> None:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
+from sidecar.protocol import RunEventParams
 from tests.e2e.harness import Sidecar, event_types
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
@@ -188,3 +191,80 @@ async def test_a_sidecar_asked_to_stop_right_after_start_exits_within_the_deskto
             assert await process.proc.wait() == 0
     finally:
         await process.kill()
+
+
+ANSWERED_AT_ONCE = 100
+
+
+async def test_an_approval_answered_the_instant_it_arrives_always_resumes_the_turn(
+    agent: Sidecar, model: ScriptedModelServer, workspace: Path
+):
+    # One turn asks for an approval-needing write again and again; each question is answered
+    # from the frame reader, as the window's auto-answering could, before anything else runs.
+    model.push(
+        *(
+            Reply.tool_call("workspace__write", {"path": "ch1.md", "content": f"draft {n}\n"})
+            for n in range(ANSWERED_AT_ONCE)
+        ),
+        Reply.text("All drafts are written."),
+    )
+    thread = await agent.call("thread/create", {})
+    replies: list[asyncio.Future[dict[str, object]]] = []
+
+    def answer_at_once(event: RunEventParams) -> None:
+        if event.event.type == "interrupt":
+            value = {"decision": "allow_once"}
+            params = {"thread_id": thread["id"], "interrupt_id": event.event.interrupt.id}
+            replies.append(agent.request("run/resume", {**params, "value": value}))
+
+    agent.on_event = answer_at_once
+    run = await agent.call("run/start", {"thread_id": thread["id"], "text": "Draft it"})
+    await agent.wait_for(
+        lambda evs: any(
+            e.event.type == "run_finished" and e.event.outcome == "completed" for e in evs
+        ),
+        within=240,
+    )
+    answers = [await reply for reply in replies]
+    assert [a.get("error") for a in answers] == [None] * ANSWERED_AT_ONCE
+    run_ids = [run["run_id"], *(a["result"]["run_id"] for a in answers)]  # type: ignore[index]
+    assert len(set(run_ids)) == ANSWERED_AT_ONCE + 1
+    assert (workspace / "ch1.md").read_text() == f"draft {ANSWERED_AT_ONCE - 1}\n"
+
+
+LITELLM_LOADING = b"importing LiteLLM"
+WARMED_UP = b"start-up heap frozen"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "when", ["with_initialize", "after_initialize", "loading_the_model", "warmed_up"]
+)
+async def test_a_shutdown_at_any_point_of_the_warm_up_exits_cleanly_with_the_database_closed(
+    sidecar_data: Path, workspace: Path, model: ScriptedModelServer, when: str
+):
+    process = await Sidecar.start(sidecar_data, workspace, initialize=False, **model_env(model))
+    written: list[str] = []
+    try:
+        if when == "with_initialize":  # the window's first request and its quit, together
+            started = process.request("initialize", {"client_name": "tests"})
+            stopping = process.request("shutdown")
+            assert "result" in await started and "result" in await stopping
+            code = await process.exited()
+        else:
+            await process.call("initialize", {"client_name": "tests"})
+            if when == "loading_the_model":
+                await process.wait_for_log(LITELLM_LOADING)
+            elif when == "warmed_up":
+                await process.wait_for_log(WARMED_UP)
+            written.append((await process.call("thread/create", {"title": when}))["title"])
+            await process.call("shutdown")
+            code = await process.exited()
+    finally:
+        await process.kill()
+    assert (code, b"Traceback" in process.stderr) == (0, False), process.stderr[-4000:]
+    # Closed as the last connection closes a WAL database: checkpointed, its WAL removed.
+    assert not (sidecar_data / "atrium.db-wal").exists()
+    with closing(sqlite3.connect(f"file:{sidecar_data / 'atrium.db'}?mode=ro", uri=True)) as db:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert [t for (t,) in db.execute("SELECT title FROM threads")] == written

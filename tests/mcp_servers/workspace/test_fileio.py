@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import stat
@@ -85,3 +86,42 @@ def test_walking_lists_symlinks_without_following_them(ws: Path, outside: Path) 
         (("sub",), "dir"),
         (("sub", "a.txt"), "file"),
     ]
+
+
+DEAD_TEMP = ".atrium-0123456789abcdef.tmp"
+LIVE_TEMP = ".atrium-fedcba9876543210.tmp"
+
+
+def test_temporary_files_of_writes_are_never_walked_and_only_dead_ones_are_swept(ws: Path) -> None:
+    dead = ws / "sub" / DEAD_TEMP  # a write killed mid-way left it
+    dead.write_bytes(b"half a wri")
+    live = ws / LIVE_TEMP
+    live.write_bytes(b"being written")
+    theirs = ws / ".atrium-notes.tmp"  # not a name the workspace writes
+    theirs.write_text("the author's\n")
+    with live.open("rb") as writing:
+        fcntl.flock(writing, fcntl.LOCK_EX)  # a writer still at work holds its file
+        names = {e.name for e in fileio.walk(ws, (), ".", recursive=True)}
+        assert names == {"sub", "a.txt", theirs.name}
+        assert fileio.remove_stale_temps(ws, seconds=30) == 1
+        assert not dead.exists() and live.exists() and theirs.exists()
+    assert fileio.remove_stale_temps(ws, seconds=30) == 1
+    assert not live.exists() and theirs.read_text() == "the author's\n"
+
+
+def test_a_write_holds_its_temporary_file_until_it_is_renamed_into_place(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The sweep of another server starting on the same workspace must never take a live
+    # write's file: the writer's lock is held from creation to rename.
+    swept: list[int] = []
+    rename = os.replace
+
+    def sweep_then_rename(src: str, dst: str, **dir_fds: int) -> None:
+        swept.append(fileio.remove_stale_temps(ws, seconds=30))
+        rename(src, dst, **dir_fds)
+
+    monkeypatch.setattr(os, "replace", sweep_then_rename)
+    fileio.write_file(ws, ("sub", "a.txt"), "sub/a.txt", b"new\n")
+    assert swept == [0]
+    assert (ws / "sub" / "a.txt").read_bytes() == b"new\n"

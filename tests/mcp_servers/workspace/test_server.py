@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 from collections.abc import AsyncIterator
@@ -398,3 +399,30 @@ async def test_preview_fails_exactly_as_the_real_call_would(
     client: Client, arguments: dict[str, Any], code: str
 ) -> None:
     assert error_code(await call(client, "preview", **arguments)) == code
+
+
+async def test_list_and_search_never_show_a_writes_temporary_file(
+    client: Client, root: Path
+) -> None:
+    temp = root / "sub" / ".atrium-0123456789abcdef.tmp"
+    temp.write_text("alpha, half written")
+    with temp.open("rb") as writing:
+        fcntl.flock(writing, fcntl.LOCK_EX)  # its writer is still at work
+        listed = ListResult.model_validate(
+            (await call(client, "list", recursive=True)).structured_content
+        )
+        found = SearchResult.model_validate(
+            (await call(client, "search", query="alpha")).structured_content
+        )
+    assert [e.path for e in listed.entries] == ["sub", "sub/a.txt"]
+    assert [m.path for m in found.matches] == ["sub/a.txt"]
+
+
+async def test_a_server_starting_removes_the_temporary_files_of_writes_that_died(
+    root: Path,
+) -> None:
+    dead = root / "sub" / ".atrium-0123456789abcdef.tmp"
+    dead.write_text("half writ")
+    build_server(root)
+    assert not dead.exists()
+    assert (root / "sub" / "a.txt").read_text() == "alpha\nbeta\ngamma\n"

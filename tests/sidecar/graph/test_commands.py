@@ -21,6 +21,9 @@ def test_tools_and_call_commands_parse():
         "workspace__read", {"path": "a.md"}
     )
     assert parse_command("/call workspace__list") == CallCommand("workspace__list", {})
+    assert parse_command(r'/call x__y {"s": "\ud83d\ude00"}') == CallCommand(
+        "x__y", {"s": "\U0001f600"}
+    )
 
 
 @pytest.mark.parametrize(
@@ -33,6 +36,9 @@ def test_tools_and_call_commands_parse():
         '/call x__y "text"',
         "/compact everything",
         "/tools please",
+        r'/call x__y {"path": "\ud800"}',
+        r'/call x__y {"a": ["ok", {"b": "z\udfff"}]}',
+        r'/call x__y {"\udc00": 1}',
     ],
 )
 def test_malformed_commands_raise_a_command_error(text: str):

@@ -36,8 +36,11 @@ async def make_peer(
     services = build_services(tmp_path)
     peers: list[Peer] = []
 
-    def build(*, max_bytes: int = MAX_FRAME_BYTES, gated: bool = False) -> Peer:
-        routes = scripted.routes() | registry_routes(services, ("ping", "initialize"))
+    def build(
+        *, max_bytes: int = MAX_FRAME_BYTES, gated: bool = False, real: tuple[str, ...] = ()
+    ) -> Peer:
+        """`real`: more methods served by their real handlers, beside ping and initialize."""
+        routes = scripted.routes() | registry_routes(services, ("ping", "initialize", *real))
         peer = Peer(routes, capture, max_bytes=max_bytes, gated=gated)
         peers.append(peer)
         return peer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 import pytest
@@ -86,7 +87,7 @@ async def test_a_malformed_envelope_is_an_invalid_request_echoing_its_id(
 
 @pytest.mark.parametrize(
     "bad_id",
-    [True, False, 1.5, 1.0, 2.0, None, {"n": 1}, [1]],
+    [True, False, {"n": 1}, [1], [], {}],
     ids=lambda v: type(v).__name__ + repr(v),
 )
 async def test_an_id_of_the_wrong_type_is_an_invalid_request_with_a_null_id(
@@ -95,6 +96,90 @@ async def test_an_id_of_the_wrong_type_is_an_invalid_request_with_a_null_id(
     peer.send({"jsonrpc": "2.0", "id": bad_id, "method": "ping"})
     _assert_error(await peer.receive(), ErrorCode.INVALID_REQUEST, None)
     await peer.assert_alive()
+
+
+@pytest.mark.parametrize("literal", ["1.5", "2.0", "1e3", "-0.0", "0.1", "-7", "1E-2"])
+async def test_a_number_id_with_a_fraction_or_exponent_is_answered_with_that_number(
+    peer: Peer, literal: str
+) -> None:
+    peer.send_raw(f'{{"jsonrpc":"2.0","id":{literal},"method":"ping"}}\n'.encode())
+    reply = await peer.receive()
+    assert reply == {"jsonrpc": "2.0", "id": float(literal), "result": {}}
+    assert math.copysign(1, reply["id"]) == math.copysign(1, float(literal))  # -0.0 stays -0.0
+    peer.send_raw(f'{{"jsonrpc":"2.0","id":{literal},"method":"ping","params":5}}\n'.encode())
+    _assert_error(await peer.receive(), ErrorCode.INVALID_PARAMS, float(literal))
+    await peer.assert_alive()
+
+
+async def test_a_malformed_request_with_a_number_id_echoes_it(peer: Peer) -> None:
+    peer.send_raw(b'{"jsonrpc":"1.0","id":2.0,"method":"ping"}\n')
+    _assert_error(await peer.receive(), ErrorCode.INVALID_REQUEST, 2.0)
+    await peer.assert_alive()
+
+
+async def test_a_null_id_is_a_request_answered_with_a_null_id(peer: Peer) -> None:
+    peer.send({"jsonrpc": "2.0", "id": None, "method": "test/echo", "params": {"text": "hi"}})
+    assert await peer.receive() == {"jsonrpc": "2.0", "id": None, "result": {"text": "hi"}}
+    await peer.assert_alive()
+
+
+async def test_a_number_id_too_large_for_a_double_is_an_invalid_request(peer: Peer) -> None:
+    peer.send_raw(b'{"jsonrpc":"2.0","id":1e999,"method":"ping"}\n')
+    _assert_error(await peer.receive(), ErrorCode.INVALID_REQUEST, None)
+    await peer.assert_alive()
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+async def test_non_json_number_literals_are_a_parse_error(peer: Peer, literal: str) -> None:
+    peer.send_raw(f'{{"jsonrpc":"2.0","id":{literal},"method":"ping"}}\n'.encode())
+    _assert_error(await peer.receive(), ErrorCode.PARSE_ERROR, None)
+    await peer.assert_alive()
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "where"),
+    [
+        ("thread/get", r'{"thread_id":"\ud800"}', ["thread_id"]),
+        ("thread/get", r'{"thread_id":"a\udfffb"}', ["thread_id"]),
+        ("thread/create", r'{"title":"\ud83d"}', ["title"]),
+        ("test/echo", r'{"text":"ok","\udc00":1}', ["\udc00"]),
+        ("test/echo", r'{"text":["fine",{"deep":"x\ud800"}]}', ["text", 1, "deep"]),
+    ],
+    ids=["lone-high", "lone-low-inside", "half-a-pair", "in-a-key", "nested"],
+)
+async def test_a_lone_surrogate_in_a_string_is_invalid_params_saying_where(
+    make_peer: PeerFactory, method: str, params: str, where: list[object]
+) -> None:
+    peer = make_peer(real=("thread/get", "thread/create"))
+    peer.send_raw(f'{{"jsonrpc":"2.0","id":"s","method":"{method}","params":{params}}}\n'.encode())
+    reply = await peer.receive()
+    _assert_error(reply, ErrorCode.INVALID_PARAMS, "s")
+    [detail] = reply["error"]["data"]
+    assert (detail["type"], detail["loc"]) == ("string_unicode", where)
+    await peer.assert_alive()
+
+
+async def test_a_surrogate_pair_is_one_character_and_valid(make_peer: PeerFactory) -> None:
+    peer = make_peer(real=("thread/create",))
+    peer.send_raw(
+        b'{"jsonrpc":"2.0","id":"p","method":"thread/create","params":{"title":"\\ud83d\\ude00"}}\n'
+    )
+    reply = await peer.receive()
+    assert reply["result"]["title"] == "\U0001f600"
+
+
+async def test_a_surrogate_as_raw_bytes_is_a_parse_error(peer: Peer) -> None:
+    # UTF-8 has no encoding of a surrogate: these bytes are not UTF-8 text.
+    peer.send_raw(
+        b'{"jsonrpc":"2.0","id":1,"method":"test/echo","params":{"text":"\xed\xa0\x80"}}\n'
+    )
+    _assert_error(await peer.receive(), ErrorCode.PARSE_ERROR, None)
+    await peer.assert_alive()
+
+
+async def test_a_lone_surrogate_in_a_request_id_is_echoed(peer: Peer) -> None:
+    peer.send_raw(b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}\n')
+    assert await peer.receive() == {"jsonrpc": "2.0", "id": "\ud800", "result": {}}
 
 
 async def test_an_empty_batch_is_one_invalid_request(peer: Peer) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from sidecar.llm.types import PlannerError
+from sidecar.protocol import RunEventParams
 from sidecar.runtime.drive import STOPPED_NOTE
 from sidecar.runtime.errors import ThreadBusyError
 from tests.sidecar.runtime.conftest import Rig
@@ -197,3 +200,28 @@ async def test_re_running_a_tool_pass_answers_from_the_journal_not_the_server(ri
     assert rig.hold.calls == 1
     results = [m for m in rig.store.recent_messages(thread.id, 20) if m.role == "tool"]
     assert [m.content for m in results] == ["held y"]
+
+
+async def test_an_answer_sent_the_instant_the_question_arrives_finds_the_thread_free(rig: Rig):
+    thread = rig.store.create_thread("t")
+    rig.planner.script += [
+        call("q1", "atrium__ask_author", question="Which chapter?", choices=["1", "2"]),
+        answer("Chapter 2 it is."),
+    ]
+    answers: list[asyncio.Task[str]] = []
+
+    def answer_at_once(params: RunEventParams) -> None:
+        # The window answers as soon as the event is on the wire: here, before the run's task
+        # takes another step.
+        Rig.sink(rig, params)
+        if params.event.type == "interrupt":
+            interrupt = params.event.interrupt
+            answers.append(
+                asyncio.ensure_future(rig.runs.resume(thread.id, interrupt.id, {"answer": "2"}))
+            )
+
+    rig.sink = answer_at_once  # type: ignore[method-assign]
+    await rig.finish(await rig.runs.start(thread.id, "edit a chapter"))
+    [resumed] = answers
+    await rig.finish(await resumed)
+    assert rig.store.recent_messages(thread.id, 10)[-1].content == "Chapter 2 it is."
