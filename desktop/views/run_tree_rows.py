@@ -65,6 +65,12 @@ def show_plan_row(item: QTreeWidgetItem, plan: PlanInfo, unread: bool) -> None:
     item.setText(0, plan_title(plan, unread))
     item.setText(STATUS, plan_status_text(plan))
     tip = plan.goal
+    if plan.replaced:
+        tip += "\n\nReplaced by a replan (kept for the record):" + "".join(
+            f"\n  v{r.version} [{r.task.status}] {r.task.title}"
+            + (f": {r.task.error}" if r.task.error else "")
+            for r in plan.replaced
+        )
     if unread:
         tip += "\n\nEnded while its thread was not shown: open it (or its thread) to mark it read"
     item.setToolTip(0, tip)

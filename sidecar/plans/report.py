@@ -55,6 +55,12 @@ def plan_report(store: Store, plan: PlanRecord, status: str, tasks: list[TaskRec
             lines.append(f"  Error: {task.error}")
         for how in resumed.get(task.id, ()):
             lines.append(f"  Taken up again (after a restart or a pause): {how}")
+    replaced = store.replaced_tasks(plan_id)
+    if replaced:
+        lines.append("Replaced by a replan (kept for the record):")
+        for version, task in replaced:
+            why = f": {task.error}" if task.error else ""
+            lines.append(f"- v{version} [{task.status}] {task.id} ({task.title}){why}")
     if status == "failed":
         lines.append(
             f"Some tasks did not succeed. To revise the plan call atrium__plan with "

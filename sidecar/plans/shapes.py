@@ -44,4 +44,9 @@ def validate_edit(
 
 def plan_snapshot(store: Store, plan: PlanRecord) -> PlanChanged:
     """The plan as it stands: its record, its tasks and its budget (None without one)."""
-    return PlanChanged(plan, tuple(store.tasks(plan.id)), store.budgets.plan_budget(plan.id))
+    return PlanChanged(
+        plan,
+        tuple(store.tasks(plan.id)),
+        store.budgets.plan_budget(plan.id),
+        tuple(store.replaced_tasks(plan.id)),
+    )

@@ -121,6 +121,14 @@ class TaskInfo(WireModel):
     error: str | None = None
 
 
+class ReplacedTaskInfo(WireModel):
+    """A task an earlier version of the plan had, which a replan replaced after it ran or
+    ended (failed, skipped, cancelled): kept as it stood then."""
+
+    version: int = Field(description="The plan's version the task belonged to.")
+    task: TaskInfo
+
+
 class PlanInfo(WireModel):
     id: str
     thread_id: str
@@ -129,6 +137,9 @@ class PlanInfo(WireModel):
     status: PlanStatus
     created_at: float
     tasks: tuple[TaskInfo, ...]
+    replaced: tuple[ReplacedTaskInfo, ...] = Field(
+        default=(), description="Tasks of earlier versions a replan replaced, oldest first."
+    )
     budget_tokens: int | None = Field(
         default=None, description="The plan's token budget (`budget_tokens` in its JSON)."
     )

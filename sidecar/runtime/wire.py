@@ -150,6 +150,9 @@ def plan_info(snapshot: PlanChanged) -> PlanInfo:
             "status": plan.status,
             "created_at": plan.created_at,
             "tasks": tuple(task_info(t) for t in snapshot.tasks),
+            "replaced": tuple(
+                {"version": version, "task": task_info(t)} for version, t in snapshot.replaced
+            ),
             **limits,
         }
     )

@@ -55,6 +55,14 @@ CREATE TABLE IF NOT EXISTS tasks (
     error TEXT,
     PRIMARY KEY (plan_id, id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS replaced_tasks (
+    plan_id TEXT NOT NULL REFERENCES plans(id) ON DELETE CASCADE,
+    plan_version INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    replaced_at REAL NOT NULL,
+    PRIMARY KEY (plan_id, plan_version, id)
+) WITHOUT ROWID;
 """
 
 FINAL_TASK_STATES = frozenset({"succeeded", "failed", "cancelled", "skipped"})
@@ -165,6 +173,7 @@ class PlanRepo(Repository):
         if with_tx:
             self.conn.execute("BEGIN IMMEDIATE")
         try:
+            self._keep_history(plan_id)
             self.conn.execute(
                 "DELETE FROM tasks WHERE plan_id = ? AND status != 'succeeded'", (plan_id,)
             )
@@ -201,6 +210,38 @@ class PlanRepo(Repository):
                 self.conn.execute("ROLLBACK")
             raise
         return version
+
+    def _keep_history(self, plan_id: str) -> None:
+        """The tasks a new version replaces that ran or ended (failed, skipped, cancelled)
+        stay on record under the version they belonged to."""
+        row = self.conn.execute("SELECT version FROM plans WHERE id = ?", (plan_id,)).fetchone()
+        if row is None:
+            return
+        now = time.time()
+        for task in self.tasks(plan_id):
+            if task.status == "succeeded" or (task.status == "pending" and task.attempt == 0):
+                continue
+            body = {f.name: getattr(task, f.name) for f in fields(task)}
+            self.conn.execute(
+                "INSERT OR IGNORE INTO replaced_tasks(plan_id, plan_version, id, body,"
+                " replaced_at) VALUES (?,?,?,?,?)",
+                (plan_id, int(row[0]), task.id, json.dumps(body), now),
+            )
+
+    def replaced_tasks(self, plan_id: str) -> list[tuple[int, TaskRecord]]:
+        """Tasks earlier versions of the plan had and a replan replaced, with the version
+        each belonged to, oldest first."""
+        rows = self.conn.execute(
+            "SELECT plan_version, body FROM replaced_tasks WHERE plan_id = ?"
+            " ORDER BY plan_version, replaced_at, id",
+            (plan_id,),
+        ).fetchall()
+        found: list[tuple[int, TaskRecord]] = []
+        for version, body in rows:
+            data = json.loads(body)
+            data["depends_on"] = tuple(data["depends_on"])
+            found.append((int(version), TaskRecord(**data)))
+        return found
 
     def tasks(self, plan_id: str) -> list[TaskRecord]:
         rows = self.conn.execute(

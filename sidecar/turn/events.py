@@ -93,6 +93,8 @@ class PlanChanged:
     plan: PlanRecord
     tasks: tuple[TaskRecord, ...]
     budget: Budget | None = None
+    replaced: tuple[tuple[int, TaskRecord], ...] = ()
+    """Tasks earlier versions had that a replan replaced (they ran or ended), by version."""
 
 
 BudgetScope = Literal["thread", "plan"]

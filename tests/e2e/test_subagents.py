@@ -553,6 +553,12 @@ async def test_after_a_failed_plan_the_authors_next_message_lets_the_planner_rev
     }
     assert [_task_of(r) for r in model.generation_requests].count("c") == 1  # kept, not re-run
     assert all(f"- [succeeded] {t} (Task {t})" in report for t in ("a", "b", "c"))
+    # The replan kept the history of what failed or never ran, under the version it was in.
+    history = [(r["version"], r["task"]["id"], r["task"]["status"]) for r in revised["replaced"]]
+    assert history == [(1, "a", "failed"), (1, "b", "cancelled")]
+    assert revised["replaced"][0]["task"]["error"]
+    assert "- v1 [failed] a (Task a): " in report
+    assert "- v1 [cancelled] b (Task b): " in report
 
 
 async def test_a_subagent_that_may_spawn_delegates_within_its_depth_and_no_deeper(

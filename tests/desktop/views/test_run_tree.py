@@ -30,6 +30,7 @@ from sidecar.protocol import (
     PlanControlResult,
     PlanGetResult,
     PlanRef,
+    ReplacedTaskInfo,
     SubagentEvent,
     TaskRef,
     TaskUpdate,
@@ -215,3 +216,21 @@ def test_a_running_plan_is_paused_resumed_and_cancelled_from_its_menu(
     _params, pending = fake_sender.last("plan/cancel")
     pending.reject(ErrorObject(code=CoordErrorCode.PLAN_NOT_RUNNING, message="it ended"))
     assert panel.model.error == "Cancel failed: The plan is not running (it ended)"
+
+
+def test_a_replanned_plan_shows_the_tasks_it_replaced_on_its_row(
+    panel: RunTreePanel, fake_sender: FakeSender
+):
+    failed = task("a", "failed", error="the model refused", attempt=3)
+    revised = plan(task("a", "pending")).model_copy(
+        update={"version": 2, "replaced": (ReplacedTaskInfo(version=1, task=failed),)}
+    )
+    panel.controller.reload()
+    fake_sender.last("plan/get")[1].resolve(
+        PlanGetResult(thread_id="t1", autonomous=False, plans=(revised,))
+    )
+    item = panel.plan_item("p1")
+    assert item is not None
+    assert item.toolTip(0).endswith(
+        "Replaced by a replan (kept for the record):\n  v1 [failed] Task a: the model refused"
+    )
