@@ -115,6 +115,16 @@ class StateHint(EventModel):
     detail: dict[str, JsonValue] = Field(default_factory=dict)
 
 
+class UsageReported(EventModel):
+    """The run's token use so far, as the CLI streams it (Claude per model message, Codex per
+    turn): totals for the whole run, so a consumer can stop it mid-run at a budget."""
+
+    type: Literal["usage"] = "usage"
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None = None
+
+
 class Heartbeat(EventModel):
     """The run is alive but the CLI has been silent for `idle_s` seconds."""
 
@@ -149,6 +159,7 @@ AgentEvent: TypeAlias = Annotated[
     | PermissionRequest
     | ArtifactCreated
     | StateHint
+    | UsageReported
     | Heartbeat
     | Completed
     | Failed,

@@ -1,4 +1,5 @@
-"""What a caller asks of a controller: start/resume requests and permission decisions."""
+"""What a caller asks of a controller: start/resume requests, permission decisions, and
+messages to a running agent (answered with a `MessageReceipt`)."""
 
 from __future__ import annotations
 
@@ -105,3 +106,18 @@ class AnswerQuestion(RequestModel):
 PermissionDecision: TypeAlias = Annotated[
     AllowTool | DenyTool | AnswerQuestion, Field(discriminator="behavior")
 ]
+
+
+MessageDelivery: TypeAlias = Literal["stdin"]
+"""How a message reaches a running agent: Claude Code's stream-json stdin (the only CLI here that
+takes input mid-run)."""
+
+
+class MessageReceipt(RequestModel):
+    """A message handed to a running agent: its id (in the run's trace as `message_sent`), how it
+    travels, and when the agent will see it (`note`)."""
+
+    run_id: str
+    message_id: str
+    delivery: MessageDelivery
+    note: str

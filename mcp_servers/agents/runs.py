@@ -37,8 +37,14 @@ from mcp_servers.agents.events import (
     SessionStarted,
     StateHint,
     ToolCall,
+    UsageReported,
 )
-from mcp_servers.agents.requests import PermissionDecision, ResumeRequest, StartRequest
+from mcp_servers.agents.requests import (
+    MessageReceipt,
+    PermissionDecision,
+    ResumeRequest,
+    StartRequest,
+)
 from mcp_servers.agents.results import (
     ErrorCode,
     NormalizedError,
@@ -133,7 +139,8 @@ class AgentRun:
     def record(self, event: AgentEvent) -> None:
         """Update the run's view from one controller event and queue it for the follower."""
         self.events += 1
-        self.last_event = event
+        if not isinstance(event, UsageReported):  # a count of tokens, not something it did
+            self.last_event = event
         self.last_activity = anyio.current_time()
         if isinstance(event, SessionStarted):
             self.native_session_id = event.session_id
@@ -182,6 +189,17 @@ class AgentRun:
         except ControllerError:  # cancelled by the CLI, or the run ended meanwhile
             return False
         return True
+
+    async def send_message(self, text: str) -> MessageReceipt:
+        """Hand `text` to the running agent (`AgentController.send_message`).
+
+        Raises:
+            NoRunError: the run has finished, or is ending.
+            InputUnsupportedError: its CLI takes no input mid-run.
+        """
+        if self.done.is_set():
+            raise NoRunError(f"run {self.run_id} has finished")
+        return await self.controller.send_message(text)
 
     async def stop(self, wait_s: float) -> None:
         """Interrupt the run and wait up to `wait_s` for it to end (CLI stopped, group gone)."""

@@ -1,12 +1,14 @@
 """The agents MCP server: strong-agent CLIs (Claude Code, Codex, OpenClaw) as MCP tools.
 
 Tools: `agent_providers` (installed CLIs and versions), `agent_run` / `agent_resume` (run an
-instruction in a new or an existing native session and follow it to its end), `agent_status`
-and `agent_cancel` (by run id). A run's normalized events stream as progress notifications,
-its permission requests become elicitations, cancelling the call interrupts the CLI (see
-`follow`). The result is the `OperatorResult` as structured content plus a readable summary;
-a run that did not succeed is an `isError` result. Refusals (bad arguments, unknown run) are
-`isError` results whose text starts with a stable `[code]`.
+instruction in a new or an existing native session and follow it to its end), `agent_status`,
+`agent_cancel` and `agent_message` (by run id: the run id is the caller's `run_id`, else the one
+in every progress message, the first of which is `{"run_id", "type": "run_started", "provider"}`).
+A run's normalized events stream as progress notifications, its permission requests become
+elicitations, cancelling the call interrupts the CLI (see `follow`). The result is the
+`OperatorResult` as structured content plus a readable summary; a run that did not succeed is an
+`isError` result. Refusals (bad arguments, unknown or finished run, a CLI that takes no input
+mid-run) are `isError` results whose text starts with a stable `[code]`.
 """
 
 from __future__ import annotations
@@ -31,8 +33,13 @@ from mcp_servers.agents.controllers import (
     OpenClawConfig,
     OpenClawController,
 )
+from mcp_servers.agents.errors import (
+    InputUnsupportedError,
+    NoRunError,
+)
 from mcp_servers.agents.follow import Follower, FollowSettings, FollowState
 from mcp_servers.agents.providers import ProvidersReport, executable_for, probe_providers
+from mcp_servers.agents.requests import MessageReceipt
 from mcp_servers.agents.results import OperatorResult, Provider
 from mcp_servers.agents.runs import (
     AgentRun,
@@ -48,6 +55,7 @@ from mcp_servers.agents.tool_args import (
     IdleTimeoutArg,
     InstructionArg,
     MaxTurnsArg,
+    MessageTextArg,
     ModelArg,
     NewRunIdArg,
     OptionalSessionIdArg,
@@ -72,6 +80,9 @@ _RUNS_AGENT = ToolAnnotations(
 )
 _STOPS_RUN = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+_TALKS_TO_RUN = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
 
 AgentContext = Context[RunRegistry, Any]
@@ -256,6 +267,25 @@ def _add_control_tools(server: MCPServer[RunRegistry], cancel_wait_s: float) -> 
         run = _find(ctx, run_id)
         await run.stop(cancel_wait_s if wait_s is None else wait_s)
         return run.status()
+
+    @server.tool(name="agent_message", title="Message a running agent", annotations=_TALKS_TO_RUN)
+    async def agent_message(
+        run_id: RunIdArg, text: MessageTextArg, ctx: AgentContext
+    ) -> MessageReceipt:
+        """Tell a running agent something while it works; returns at once with a receipt.
+
+        Claude Code takes the message as its next turn once its current turn ends (the run
+        goes on until that turn's result). Codex and OpenClaw take no input mid-run: that is
+        an `[input_unsupported]` error (cancel the run and run it again with the message). A
+        run that is unknown, finished or stopping is an `[unknown_run]` error. The message is
+        recorded in the run's trace and events (`state_hint` `message_sent`)."""
+        run = _find(ctx, run_id)
+        try:
+            return await run.send_message(text)
+        except NoRunError as exc:
+            raise ToolError(f"[unknown_run] run {run_id} is not running: {exc}") from exc
+        except InputUnsupportedError as exc:
+            raise ToolError(f"[{exc.code}] {exc}") from exc
 
 
 async def _run(

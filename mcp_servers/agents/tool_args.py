@@ -28,6 +28,9 @@ WorkingDirArg = Annotated[
 RunIdArg = Annotated[
     str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="The run id agent_run reported.")
 ]
+MessageTextArg = Annotated[
+    str, Field(min_length=1, description="What to tell the running agent, as the author would.")
+]
 SessionIdArg = Annotated[
     str,
     Field(

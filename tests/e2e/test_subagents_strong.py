@@ -10,7 +10,9 @@ pinned Claude Code CLI against a scripted Anthropic Messages server on 127.0.0.1
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -19,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness import Sidecar, event_types
+from tests.e2e.harness import RpcFailure, Sidecar, event_types
 from tests.e2e.test_sidecar_model import model_env
 from tests.e2e.test_subagents import _handed_off, _is_announcement, _live, _plan, _plan_ends
 from tests.fakes.anthropic_messages import anthropic_server
@@ -191,3 +193,326 @@ async def test_a_task_for_the_real_claude_code_cli_runs_against_the_scripted_mod
     assert task["summary"].startswith("The outline has three acts.")
     assert task["session_ref"] and task["tokens_in"] > 0
     assert anthropic.generation_requests  # the CLI asked the scripted model, nobody else
+
+
+def _cli_runs(log: Path) -> list[dict[str, Any]]:
+    """The fake CLI's runs (not its `--version` answers), in start order."""
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    return [e for e in logged if e.get("kind") == "argv" and e["argv"] != ["--version"]]
+
+
+def _usage_transcript(path: Path) -> Path:
+    """A Claude Code stream that reports its usage per model message, then goes on working
+    (the fake CLI hangs after it: only a stop ends it)."""
+    lines: list[dict[str, Any]] = [
+        {"type": "system", "subtype": "init", "session_id": RECORDED_SESSION, "tools": []},
+    ]
+    for n, (tokens_in, tokens_out) in enumerate([(10, 5), (40, 20), (80, 30)]):
+        lines.append(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{n}",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"Working, step {n}."}],
+                    "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+                },
+            }
+        )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+async def test_a_strong_agent_over_its_plans_budget_mid_stream_is_stopped_and_the_author_asked(
+    sidecar_data: Path, workspace: Path, tmp_path: Path, model: ScriptedModelServer
+):
+    """The CLI streams its usage; at 100% of the plan's budget the run is stopped there and
+    then (it would never end by itself) and the author is asked to raise the budget or stop."""
+    log = tmp_path / "fake.log"
+    env = {
+        "ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)),
+        "FAKE_CLI_TRANSCRIPT": str(_usage_transcript(tmp_path / "usage.jsonl")),
+        "FAKE_CLI_HANG_AFTER": "3",
+        "FAKE_CLI_LOG": str(log),
+        **model_env(model),
+    }
+    task = {"id": "a", "title": "Draft", "objective": "Draft the chapter.", "profile": "claude"}
+    plan = {"goal": "frugal", "budget_tokens": 60, "tasks": [task]}
+    agent = await Sidecar.start(sidecar_data, workspace, **env)
+    try:
+        await agent.call("initialize", {"client_name": "tests"})
+        thread = await agent.call("thread/create", {})
+        thread_id = thread["id"]
+        run = await agent.call(
+            "run/start", {"thread_id": thread_id, "text": "/plan " + json.dumps(plan)}
+        )
+        [approval] = [
+            e.event.interrupt  # type: ignore[union-attr]
+            for e in await agent.run_to_end(run["run_id"])
+            if e.event.type == "interrupt"
+        ]
+        approve = {"decision": "approve"}
+        resumed = await agent.call(
+            "run/resume", {"thread_id": thread_id, "interrupt_id": approval.id, "value": approve}
+        )
+        await agent.run_to_end(resumed["run_id"])
+
+        def budget_question(_evs: object) -> bool:
+            asked = _live(agent.events).get("a")
+            return asked is not None and asked.title == "[Draft] Plan budget spent"  # type: ignore[union-attr]
+
+        await agent.wait_for(budget_question, within=90)
+        question = _live(agent.events)["a"]
+        assert question.choices == ("Raise the budget to 150 tokens", "Stop the plan")
+        waiting = await _plan(agent, thread_id)
+        [stopped] = waiting["tasks"]
+        # Charged on what the CLI streamed: the second message's totals crossed the budget.
+        assert waiting["spent_tokens"] >= 75 and waiting["budget_warned"] is True
+        assert stopped["tokens_in"] + stopped["tokens_out"] >= 75
+        assert stopped["session_ref"] == RECORDED_SESSION
+        stop = {"answer": "Stop the plan"}
+        await agent.call(
+            "run/resume", {"thread_id": thread_id, "interrupt_id": question.id, "value": stop}
+        )
+        _events, report = await _plan_ends(agent, thread_id, "aborted", within=90)
+        [ended] = (await _plan(agent, thread_id))["tasks"]
+    finally:
+        await agent.kill()
+    assert ended["status"] == "cancelled"
+    assert ended["error"].startswith("stopped: the plan's token budget is spent (")
+    assert "aborted" in report
+    # The CLI ran once, and never got to the end of its stream (it hung after its usage).
+    assert len(_cli_runs(log)) == 1
+
+
+def _claude_transcript(path: Path, *, ends: bool) -> Path:
+    """A Claude Code stream for `RECORDED_SESSION`: its start and a message; with `ends`, its
+    successful result too (else the fake CLI is told to hang after the message)."""
+    message = {
+        "id": "msg_resumed" if ends else "msg_started",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Chapter drafted." if ends else "Drafting."}],
+    }
+    lines: list[dict[str, Any]] = [
+        {"type": "system", "subtype": "init", "session_id": RECORDED_SESSION, "tools": []},
+        {"type": "assistant", "message": message, "session_id": RECORDED_SESSION},
+    ]
+    if ends:
+        lines.append(
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "result": "Chapter drafted.",
+                "session_id": RECORDED_SESSION,
+                "num_turns": 1,
+                "usage": {"input_tokens": 20, "output_tokens": 5},
+            }
+        )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _session_recorded(events: list[Any]) -> bool:
+    return any(
+        e.event.type == "task_update" and e.event.task.session_ref == RECORDED_SESSION
+        for e in events
+    )
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_strong_task_a_kill_left_running_goes_on_in_its_own_session_by_itself(
+    sidecar_data: Path, workspace: Path, tmp_path: Path, model: ScriptedModelServer
+):
+    """SIGKILL while Claude Code works on a task; at the next start the plan is taken up with
+    no author action: the CLI resumes its own session (`--resume`), the earlier CLI is gone
+    before it starts, and the report says what was resumed."""
+    log = tmp_path / "fake.log"
+    common = {"ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)), "FAKE_CLI_LOG": str(log)}
+    first = {
+        **common,
+        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "a.jsonl", ends=False)),
+        "FAKE_CLI_HANG_AFTER": "2",
+        **model_env(model),
+    }
+    task = {"id": "a", "title": "Draft", "objective": "Draft the chapter.", "profile": "claude"}
+    agent = await Sidecar.start(sidecar_data, workspace, **first)
+    try:
+        await agent.call("initialize", {"client_name": "tests"})
+        thread_id = (await agent.call("thread/create", {}))["id"]
+        plan = {"goal": "draft", "tasks": [task]}
+        run = await agent.call(
+            "run/start", {"thread_id": thread_id, "text": "/plan " + json.dumps(plan)}
+        )
+        [approval] = [
+            e.event.interrupt  # type: ignore[union-attr]
+            for e in await agent.run_to_end(run["run_id"])
+            if e.event.type == "interrupt"
+        ]
+        approve = {"decision": "approve"}
+        resumed = await agent.call(
+            "run/resume", {"thread_id": thread_id, "interrupt_id": approval.id, "value": approve}
+        )
+        await agent.run_to_end(resumed["run_id"])
+        # The CLI announced its session: the task keeps it before the run ends.
+        await agent.wait_for(_session_recorded, within=90)
+    finally:
+        await agent.kill()
+    [started] = _cli_runs(log)
+    second = {
+        **common,
+        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "b.jsonl", ends=True)),
+        **model_env(model),
+    }
+    again = await Sidecar.start(sidecar_data, workspace, **second)
+    try:
+        await again.call("initialize", {"client_name": "tests"})
+        _events, report = await _plan_ends(again, thread_id, "completed", within=90)
+        [done] = (await _plan(again, thread_id))["tasks"]
+        plan_id = (await _plan(again, thread_id))["id"]
+        ref = {"thread_id": thread_id, "plan_id": plan_id, "task_id": "a"}
+        envelopes = (await again.call("task/envelopes", ref))["envelopes"]
+    finally:
+        await again.kill()
+    [first_run, taken_up] = _cli_runs(log)
+    assert first_run["pid"] == started["pid"]
+    assert taken_up["argv"][taken_up["argv"].index("--resume") + 1] == RECORDED_SESSION
+    assert not _pid_alive(started["pid"])  # the stopped CLI did not outlive its sidecar
+    assert (done["status"], done["summary"]) == (
+        "succeeded",
+        "Chapter drafted.\n\nThe agent changed no files.",
+    )
+    how = f"its Claude Code session {RECORDED_SESSION} goes on where it stopped"
+    assert f"  Taken up again (after a restart or a pause): {how}" in report.splitlines()
+    [observation] = [e for e in envelopes if e["kind"] == "observation"]
+    assert observation["payload"] == {"resumed": how}
+
+
+async def _dies(pid: int) -> None:
+    """Wait (bounded) until the process is gone: the agents server stops a cancelled run's CLI
+    by itself, after the call's cancellation reached it."""
+    async with asyncio.timeout(30):
+        while _pid_alive(pid):  # noqa: ASYNC110 - nothing signals it
+            await asyncio.sleep(0.05)
+
+
+async def _refused(agent: Sidecar, method: str, params: dict[str, Any]) -> int:
+    """The error code the sidecar answers `method` with (it must refuse)."""
+    with pytest.raises(RpcFailure) as refused:
+        await agent.call(method, params)
+    return refused.value.code
+
+
+async def _plan_running_claude(agent: Sidecar, goal: str) -> tuple[str, str]:
+    """Approve a one-task plan for Claude Code on a new thread; returns (thread id, plan id)
+    once the CLI announced its session."""
+    await agent.call("initialize", {"client_name": "tests"})
+    thread_id = (await agent.call("thread/create", {}))["id"]
+    task = {"id": "a", "title": "Draft", "objective": "Draft the chapter.", "profile": "claude"}
+    plan = {"goal": goal, "tasks": [task]}
+    run = await agent.call(
+        "run/start", {"thread_id": thread_id, "text": "/plan " + json.dumps(plan)}
+    )
+    [approval] = [
+        e.event.interrupt  # type: ignore[union-attr]
+        for e in await agent.run_to_end(run["run_id"])
+        if e.event.type == "interrupt"
+    ]
+    approve = {"decision": "approve"}
+    resumed = await agent.call(
+        "run/resume", {"thread_id": thread_id, "interrupt_id": approval.id, "value": approve}
+    )
+    await agent.run_to_end(resumed["run_id"])
+    await agent.wait_for(_session_recorded, within=90)
+    return thread_id, (await _plan(agent, thread_id))["id"]
+
+
+async def test_a_paused_plan_stops_its_agent_stays_paused_across_a_restart_and_resumes_its_session(
+    sidecar_data: Path, workspace: Path, tmp_path: Path, model: ScriptedModelServer
+):
+    log = tmp_path / "fake.log"
+    common = {"ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)), "FAKE_CLI_LOG": str(log)}
+    first = {
+        **common,
+        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "a.jsonl", ends=False)),
+        "FAKE_CLI_HANG_AFTER": "2",
+        **model_env(model),
+    }
+    agent = await Sidecar.start(sidecar_data, workspace, **first)
+    try:
+        thread_id, plan_id = await _plan_running_claude(agent, "pausable")
+        [plan_run] = agent.background_runs(thread_id)
+        ref = {"thread_id": thread_id, "plan_id": plan_id}
+        paused = await agent.call("plan/pause", ref)
+        # The plan's run ended as cancelled, and its agent's CLI with it.
+        assert event_types(agent.run_events(plan_run))[-1] == "run_cancelled"
+        [started] = _cli_runs(log)
+        await _dies(started["pid"])
+        again = await _refused(agent, "plan/pause", ref)
+        listed = await agent.call("plan/list", {"status": "paused"})
+    finally:
+        await agent.kill()
+    assert paused["plan"]["status"] == "paused"
+    [task] = paused["plan"]["tasks"]
+    assert (task["status"], task["activity"]) == ("running", "paused by the author")
+    assert again == -32045  # not running: it is paused
+    assert [p["id"] for p in listed["plans"]] == [plan_id]
+    second = {
+        **common,
+        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "b.jsonl", ends=True)),
+        **model_env(model),
+    }
+    agent = await Sidecar.start(sidecar_data, workspace, **second)
+    try:
+        await agent.call("initialize", {"client_name": "tests"})
+        still = await _plan(agent, thread_id)  # a paused plan is not taken up at start-up
+        resumed = await agent.call("plan/resume", ref)
+        _events, report = await _plan_ends(agent, thread_id, "completed", within=90)
+        [done] = (await _plan(agent, thread_id))["tasks"]
+    finally:
+        await agent.kill()
+    assert still["status"] == "paused"
+    assert resumed["plan"]["status"] == "running" and resumed["run_id"]
+    assert done["status"] == "succeeded"
+    [_, taken_up] = _cli_runs(log)  # nothing ran between the pause and the resume
+    assert taken_up["argv"][taken_up["argv"].index("--resume") + 1] == RECORDED_SESSION
+    how = f"its Claude Code session {RECORDED_SESSION} goes on where it stopped"
+    assert f"  Taken up again (after a restart or a pause): {how}" in report.splitlines()
+
+
+async def test_cancelling_a_paused_plan_ends_it_as_aborted_and_announces_it(
+    sidecar_data: Path, workspace: Path, tmp_path: Path, model: ScriptedModelServer
+):
+    env = {
+        "ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)),
+        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "a.jsonl", ends=False)),
+        "FAKE_CLI_HANG_AFTER": "2",
+        "FAKE_CLI_LOG": str(tmp_path / "fake.log"),
+        **model_env(model),
+    }
+    agent = await Sidecar.start(sidecar_data, workspace, **env)
+    try:
+        thread_id, plan_id = await _plan_running_claude(agent, "cancellable")
+        ref = {"thread_id": thread_id, "plan_id": plan_id}
+        await agent.call("plan/pause", ref)
+        cancelled = await agent.call("plan/cancel", ref)
+        _events, report = await _plan_ends(agent, thread_id, "aborted", skip=1, within=90)
+        ended = await _plan(agent, thread_id)
+        late = await _refused(agent, "plan/cancel", ref)
+        resume_ended = await _refused(agent, "plan/resume", ref)
+        unknown = await _refused(agent, "plan/pause", {**ref, "plan_id": "nope"})
+    finally:
+        await agent.kill()
+    assert cancelled["run_id"]  # taken up only to end its open task
+    assert ended["status"] == "aborted"
+    [task] = ended["tasks"]
+    assert task["status"] == "cancelled"
+    assert f"Plan {plan_id}: aborted." in report
+    assert (late, resume_ended, unknown) == (-32045, -32046, -32044)

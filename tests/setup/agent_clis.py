@@ -221,7 +221,13 @@ def codex_env(
     if mcp_servers:
         config["mcp_servers"] = {name: dict(spec) for name, spec in mcp_servers.items()}
     (codex_home / "config.toml").write_text(to_toml(config))
-    env.update({"CODEX_HOME": str(codex_home), CODEX_KEY_ENV: DUMMY_KEY})
+    # Codex makes its sandbox helper reachable (PATH aliases) only when CODEX_HOME is outside
+    # the temporary folder; a test's home is under /tmp, so its temporary folder moves into
+    # the home. Without the aliases, Codex's bubblewrap sandbox (where the system has bwrap)
+    # cannot start its helper and every command fails.
+    scratch = home / "tmp"
+    scratch.mkdir(exist_ok=True)
+    env.update({"CODEX_HOME": str(codex_home), CODEX_KEY_ENV: DUMMY_KEY, "TMPDIR": str(scratch)})
     env.update(extra or {})
     return env
 

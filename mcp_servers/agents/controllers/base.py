@@ -11,7 +11,9 @@ A controller drives one native CLI session at a time, one run after another:
 
 Requests never block on the run: `start`/`resume` return once the run is launched, `interrupt`
 returns at once, and everything else arrives as events ending in `completed` or `failed`.
-Run failures (CLI missing, API error, timeout...) are results, not exceptions.
+Run failures (CLI missing, API error, timeout...) are results, not exceptions. A message for the
+running agent goes in with `send_message` where the CLI can take one mid-run (Claude Code); the
+others refuse it with `InputUnsupportedError`.
 
 The contract's models live in `requests`, `events` and `results` and are re-exported here.
 """
@@ -23,6 +25,7 @@ from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import ClassVar, Self
 
+from mcp_servers.agents.errors import InputUnsupportedError
 from mcp_servers.agents.events import (
     AgentEvent,
     ArtifactCreated,
@@ -42,6 +45,7 @@ from mcp_servers.agents.requests import (
     AnswerQuestion,
     Attachment,
     DenyTool,
+    MessageReceipt,
     PermissionDecision,
     ResumeRequest,
     StartRequest,
@@ -70,6 +74,7 @@ __all__ = [
     "Heartbeat",
     "MessageCompleted",
     "MessageDelta",
+    "MessageReceipt",
     "NormalizedError",
     "OperatorResult",
     "PermissionDecision",
@@ -85,6 +90,13 @@ __all__ = [
     "ToolResult",
     "TraceRef",
 ]
+
+
+_CLI_NAMES: dict[Provider, str] = {
+    "claude": "Claude Code",
+    "codex": "codex exec",
+    "openclaw": "openclaw agent (embedded)",
+}
 
 
 class AgentController(ABC):
@@ -150,6 +162,18 @@ class AgentController(ABC):
             UnknownPermissionRequestError: the id is not pending (or the CLI cannot ask).
             InvalidDecisionError: the decision does not fit the request.
         """
+
+    async def send_message(self, text: str) -> MessageReceipt:
+        """Give the running agent a message while it works; returns at once with a receipt.
+
+        The message is recorded in the run's trace (a `message_sent` state hint). This default
+        is for CLIs that take no input once started.
+
+        Raises:
+            NoRunError: no run is going (none was started, or it has ended).
+            InputUnsupportedError: this CLI cannot take input mid-run.
+        """
+        raise InputUnsupportedError(_CLI_NAMES[self.provider])
 
     @abstractmethod
     async def wait(self) -> OperatorResult:

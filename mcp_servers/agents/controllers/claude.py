@@ -1,7 +1,7 @@
 """Claude Code controller: a stream-json CLI process driven over stdin/stdout.
 
 Command line (the official SDKs' controlled mode):
-`claude --output-format stream-json --verbose --input-format stream-json
+`claude --output-format stream-json --verbose --input-format stream-json --replay-user-messages
  --permission-prompt-tool stdio --permission-mode M [--allowedTools ..] [--disallowedTools ..]
  [--model M] [--max-turns N] [--resume ID] [--include-partial-messages] [extra args]`.
 The prompt goes to stdin as a stream-json user message. `can_use_tool` control requests become
@@ -9,6 +9,11 @@ The prompt goes to stdin as a stream-json user message. `can_use_tool` control r
 the host closes stdin; stopping is interrupt request -> close stdin -> SIGTERM -> SIGKILL.
 A run the author stopped before its result ends `interrupted`, whatever the CLI prints after
 the interrupt request.
+
+A message sent while the run goes on (`send_message`) is one more stream-json user message with
+an id of its own. Claude Code queues it and takes it (with any others waiting) as the next turn
+once the current one's result is out; so the run ends at the first result after which no message
+is still waiting (`claude_turns`), and its result is that last turn's.
 
 Applied policy inside Atrium: the sidecar gives a writing Claude Code task an isolated copy of
 the workspace as its working directory (the review gate), so `workspace_write` maps to
@@ -20,27 +25,31 @@ from __future__ import annotations
 
 import base64
 import os
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import anyio
 from pydantic import JsonValue
 
+from mcp_servers.agents.controllers.claude_turns import TurnLedger
 from mcp_servers.agents.controllers.config import ClaudeCodeConfig
 from mcp_servers.agents.controllers.prompting import compose_prompt, without_prefixes
 from mcp_servers.agents.controllers.run_state import AttemptIO, RunState, first_of
 from mcp_servers.agents.controllers.runner import SubprocessController
-from mcp_servers.agents.errors import UnknownPermissionRequestError
+from mcp_servers.agents.errors import NoRunError, UnknownPermissionRequestError
 from mcp_servers.agents.events import StateHint
 from mcp_servers.agents.parsers.base import StreamParser
 from mcp_servers.agents.parsers.claude import FILE_TOOLS, ClaudeStreamParser
 from mcp_servers.agents.parsers.claude_stdin import (
     interrupt_request,
+    new_message_id,
     permission_response,
     user_message,
 )
 from mcp_servers.agents.process import StopStep
 from mcp_servers.agents.requests import (
     Attachment,
+    MessageReceipt,
     PermissionDecision,
     PolicyMode,
     StartRequest,
@@ -54,6 +63,23 @@ _PERMISSION_MODES: dict[PolicyMode, str] = {
 }
 # Full access without bypassPermissions (refused as root): these built-in tools never ask.
 FULL_ACCESS_TOOLS = ("Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch")
+_MESSAGE_NOTE = (
+    "Claude Code takes it as its next turn once the current turn ends (messages waiting "
+    "together are joined into one turn); the run ends after the last such turn"
+)
+
+
+@dataclass
+class _RunInput:
+    """The messages sent to one run, and the attempt whose stdin takes them now."""
+
+    run: RunState
+    messages: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    """(message id, text) of every message accepted, in order: a fresh attempt after a failed
+    resume gets them all again."""
+    io: AttemptIO | None = None
+    """The current attempt, once its prompt and the messages before it are written."""
+    ledger: TurnLedger | None = None
 
 
 class ClaudeCodeController(SubprocessController):
@@ -67,12 +93,14 @@ class ClaudeCodeController(SubprocessController):
         super().__init__(self.claude_config)
         self._interrupts = 0
         self._stopped_by_author: set[str] = set()
+        self._input: _RunInput | None = None
 
     def build_argv(self, request: StartRequest, resume_id: str | None) -> list[str]:
         cfg = self.claude_config
         policy = request.tool_policy
         argv = [cfg.executable, *cfg.prefix_args]
         argv += ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
+        argv.append("--replay-user-messages")  # its echoes tell which messages it has taken
         if cfg.permission_prompt:
             argv += ["--permission-prompt-tool", "stdio"]
         argv += ["--permission-mode", self._permission_mode(request)]
@@ -151,10 +179,62 @@ class ClaudeCodeController(SubprocessController):
                 continue
             images.append((attachment.media_type, base64.b64encode(data).decode("ascii")))
         text = compose_prompt(request.instruction, others)
-        await self.send_json(run, io.proc, user_message(text, images))
+        state = self._input_of(run)
+        state.io = None
+        prompt_id = new_message_id()
+        state.ledger = ledger = TurnLedger(prompt_id)
+        await self.send_json(run, io.proc, user_message(text, images, message_id=prompt_id))
+        written = 0
+        while written < len(state.messages):  # those sent before the CLI had its prompt
+            message_id, body = state.messages[written]
+            ledger.written(message_id)
+            await self.send_json(run, io.proc, user_message(body, message_id=message_id))
+            written += 1
+        state.io = io
+
+    def is_final_result(self, run: RunState, io: AttemptIO) -> bool:
+        state = self._input_of(run)
+        if run.stop_requested.is_set() or state.ledger is None:
+            return True
+        if isinstance(io.parser, ClaudeStreamParser):
+            state.ledger.take_echoes(io.parser.replayed)
+        return state.ledger.waiting == 0
 
     async def on_terminal(self, run: RunState, io: AttemptIO) -> None:
         await io.proc.close_stdin()
+
+    async def send_message(self, text: str) -> MessageReceipt:
+        """Write `text` to the CLI's stdin as a user message (held until the CLI has its
+        prompt); Claude Code takes it as its next turn.
+
+        Raises:
+            NoRunError: no run is going, or it is ending (its last result is in, or a stop
+                was asked for) and the CLI reads no more input.
+        """
+        run = self._require_run()
+        state = self._input_of(run)
+        ending = state.io is not None and state.io.terminal.is_set()
+        if run.done.is_set() or run.stop_requested.is_set() or ending:
+            raise NoRunError("the run has ended or is ending; it takes no more messages")
+        message_id = new_message_id()
+        state.messages.append((message_id, text))
+        detail: dict[str, JsonValue] = {"message_id": message_id, "delivery": "stdin", "text": text}
+        run.emit(StateHint(hint="message_sent", detail=detail))
+        io, ledger = state.io, state.ledger
+        if io is not None and ledger is not None:
+            ledger.written(message_id)  # before the write: the CLI may echo it at once
+            if not await self.send_json(run, io.proc, user_message(text, message_id=message_id)):
+                ledger.withdraw(message_id)
+                state.messages.remove((message_id, text))
+                raise NoRunError("Claude Code no longer reads its input; the run is ending")
+        return MessageReceipt(
+            run_id=run.request.run_id, message_id=message_id, delivery="stdin", note=_MESSAGE_NOTE
+        )
+
+    def _input_of(self, run: RunState) -> _RunInput:
+        if self._input is None or self._input.run is not run:
+            self._input = _RunInput(run)
+        return self._input
 
     async def stop_process(self, run: RunState, io: AttemptIO) -> None:
         cfg = self.config
@@ -181,6 +261,13 @@ class ClaudeCodeController(SubprocessController):
         if run.request.run_id in self._stopped_by_author:
             self._stopped_by_author.discard(run.request.run_id)
             run.parser.acc.outcome = None
+            return
+        ledger = self._input_of(run).ledger
+        if ledger is not None and ledger.waiting and run.parser.acc.outcome is not None:
+            run.notes.append(
+                f"{ledger.waiting} message(s) sent to the run were never taken: Claude Code "
+                "ended before their turn"
+            )
 
     async def answer_permission(self, request_id: str, decision: PermissionDecision) -> None:
         run = self._require_run()

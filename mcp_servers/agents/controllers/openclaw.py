@@ -55,7 +55,12 @@ from mcp_servers.agents.parsers.base import StreamParser
 from mcp_servers.agents.parsers.openclaw import OpenClawOutputParser
 from mcp_servers.agents.parsers.openclaw_transcript import transcript_events
 from mcp_servers.agents.process import StopStep
-from mcp_servers.agents.requests import PermissionDecision, ResumeRequest, StartRequest
+from mcp_servers.agents.requests import (
+    MessageReceipt,
+    PermissionDecision,
+    ResumeRequest,
+    StartRequest,
+)
 from mcp_servers.agents.results import AppliedPolicy, OperatorResult
 from mcp_servers.agents.traces import default_trace_dir
 
@@ -183,6 +188,17 @@ class OpenClawController(SubprocessController):
             await self._gateway.answer_permission(request_id, decision)
         else:
             await super().answer_permission(request_id, decision)
+
+    async def send_message(self, text: str) -> MessageReceipt:
+        """Refused for both kinds of run: `openclaw agent --local` reads no input once started,
+        and a Gateway run would get the message only as a later run (`openclaw_gateway`).
+
+        Raises:
+            InputUnsupportedError: always, naming the kind of run.
+        """
+        if self._gateway is not None:
+            return await self._gateway.send_message(text)
+        return await super().send_message(text)
 
     async def wait(self) -> OperatorResult:
         return await (self._gateway.wait() if self._gateway is not None else super().wait())

@@ -9,6 +9,13 @@ the outcome and `sessions.abort {runId}` to stop it on the Gateway side.
 
 `OpenClawGatewayController` drives one run at a time that way. A Gateway that cannot be used
 (no token, nothing listening, token refused) ends the run as `failed` with one line saying why.
+
+Such a run takes no message mid-run. Checked against the real Gateway (2026.9.6, a scripted model):
+`chat.send {sessionKey, message, idempotencyKey}` to the run's session, with or without
+`queueMode: "steer"`, is answered `{runId: <the idempotency key>, status: "started"}` and runs as
+a separate run on that session once this one has ended; the model calls of this run never see
+it. Steering reaches only runs the Gateway's chat pipeline started (its reply-run registry), not
+an `agent` request's. Following such follow-up runs to their end is what a message would need.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from mcp_servers.agents.controllers.run_state import RunState, new_event_stream
 from mcp_servers.agents.controllers.single_run import SingleRunController
 from mcp_servers.agents.errors import (
     ControllerNotOpenError,
+    InputUnsupportedError,
     RunInProgressError,
 )
 from mcp_servers.agents.events import StateHint
@@ -39,7 +47,7 @@ from mcp_servers.agents.parsers.base import JsonObject, as_object, dict_of, str_
 from mcp_servers.agents.parsers.openclaw import classify_error
 from mcp_servers.agents.parsers.openclaw_gateway import OpenClawGatewayParser
 from mcp_servers.agents.parsers.outcome import RunFacts, build_result, terminal_event
-from mcp_servers.agents.requests import StartRequest
+from mcp_servers.agents.requests import MessageReceipt, StartRequest
 from mcp_servers.agents.results import (
     AppliedPolicy,
     Attempt,
@@ -376,6 +384,14 @@ class OpenClawGatewayController(SingleRunController):
         run.emit(StateHint(hint="gateway_abort", detail=detail))
         await anyio.sleep(ABORT_WAIT_S)
         turn.cancel()
+
+    async def send_message(self, text: str) -> MessageReceipt:
+        """Refused: the Gateway would run the message after this run, unseen (module docstring).
+
+        Raises:
+            InputUnsupportedError: always.
+        """
+        raise InputUnsupportedError("an OpenClaw Gateway run")
 
     def _finish(self, run: RunState, parser: OpenClawGatewayParser) -> None:
         facts = RunFacts(

@@ -86,8 +86,13 @@ class SubprocessController(SingleRunController):
     async def on_spawned(self, run: RunState, io: AttemptIO) -> None:
         """Called once the CLI runs (Claude writes the prompt here)."""
 
+    def is_final_result(self, run: RunState, io: AttemptIO) -> bool:
+        """Whether the result the parser has seen ends the run (asked after every line from the
+        first result on). Claude Code runs another turn for messages still waiting."""
+        return True
+
     async def on_terminal(self, run: RunState, io: AttemptIO) -> None:
-        """Called when the parser saw the turn's result (Claude closes stdin here)."""
+        """Called when the parser saw the run's last result (Claude closes stdin here)."""
 
     def on_exited(self, run: RunState) -> None:
         """Called once the CLI has exited, before the parser's `finish` (OpenClaw reads its
@@ -266,7 +271,7 @@ class SubprocessController(SingleRunController):
                     await self.send_json(run, io.proc, reply)
                 for event in step.events:
                     run.emit(event)
-                if io.parser.acc.outcome is not None:
+                if io.parser.acc.outcome is not None and self.is_final_result(run, io):
                     io.terminal.set()
         finally:
             io.stdout_done.set()

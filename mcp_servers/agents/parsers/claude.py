@@ -3,7 +3,13 @@
 Unknown types and fields are ignored (the CLI adds them often). Success is decided from the
 `result` line by `is_error`, then `errors`, then the presence of `result` — never by `subtype`
 alone: API errors arrive as `subtype: "success", is_error: true`, and permission denials leave a
-run successful with `permission_denials` filled.
+run successful with `permission_denials` filled. A result whose `terminal_reason` says the turn
+was aborted (`aborted_tools`, `aborted_streaming`: the author stopped it) is an interruption.
+
+With `--replay-user-messages` the CLI echoes each user message the host wrote as it takes it into a
+turn (`isReplay`, with the message's `uuid`): those become `message_taken` hints, and the parser
+keeps their ids (`replayed`) so the controller can tell the last turn's result from one followed
+by a turn for a message still waiting.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from mcp_servers.agents.events import (
     StateHint,
     ToolCall,
     ToolResult,
+    UsageReported,
 )
 from mcp_servers.agents.parsers.base import (
     JsonObject,
@@ -63,6 +70,10 @@ class ClaudeStreamParser(StreamParser):
         super().__init__()
         self._tools: dict[str, tuple[str, JsonObject]] = {}
         self._assistant_error: str | None = None
+        self.replayed: list[str | None] = []
+        """The ids of the user messages the CLI echoed as taken, in order (None: no id)."""
+        # Each model message's usage (its lines repeat it, growing): the run's total is the sum.
+        self._usage: dict[str, tuple[int, int]] = {}
         self._handlers: dict[str, Callable[[JsonObject], ParseStep]] = {
             "system": self._system,
             "assistant": self._assistant,
@@ -109,7 +120,23 @@ class ClaudeStreamParser(StreamParser):
         if error:
             self._assistant_error = error
             events.append(StateHint(hint="assistant_error", detail={"error": error}))
+        usage = self._message_usage(message_id, dict_of(message.get("usage")))
+        if usage is not None:
+            events.append(usage)
         return ParseStep(events=events)
+
+    def _message_usage(self, message_id: str | None, usage: JsonObject) -> UsageReported | None:
+        """The run's totals once a model message's usage changed them (None: unchanged)."""
+        if not message_id or not usage:
+            return None
+        seen = (int_of(usage.get("input_tokens")) or 0, int_of(usage.get("output_tokens")) or 0)
+        if self._usage.get(message_id) == seen:
+            return None
+        self._usage[message_id] = seen
+        return UsageReported(
+            input_tokens=sum(used[0] for used in self._usage.values()),
+            output_tokens=sum(used[1] for used in self._usage.values()),
+        )
 
     def _content_block(
         self, block: JsonObject, message_id: str | None, parent: str | None
@@ -136,6 +163,8 @@ class ClaudeStreamParser(StreamParser):
         return None
 
     def _user(self, obj: JsonObject) -> ParseStep:
+        if obj.get("isReplay") is True:
+            return self._replay(obj)
         message = dict_of(obj.get("message"))
         not_executed = {
             str_of(meta.get("id")): str_of(meta.get("non_execution_kind")) or ""
@@ -157,6 +186,13 @@ class ClaudeStreamParser(StreamParser):
             if not result.is_error and not denied:
                 events.extend(self._artifact(call_id, obj.get("tool_use_result")))
         return ParseStep(events=events)
+
+    def _replay(self, obj: JsonObject) -> ParseStep:
+        """The echo of a user message the host wrote: the CLI took it into a turn."""
+        message_id = str_of(obj.get("uuid"))
+        self.replayed.append(message_id)
+        hint = StateHint(hint="message_taken", detail={"message_id": message_id})
+        return ParseStep(events=[hint])
 
     def _artifact(self, call_id: str, tool_use_result: object) -> list[AgentEvent]:
         name, tool_input = self._tools.get(call_id, ("", {}))
@@ -266,11 +302,19 @@ class ClaudeStreamParser(StreamParser):
             code = ErrorCode.MAX_TURNS
         elif subtype == "error_max_budget_usd" or terminal == "budget_exhausted":
             code = ErrorCode.BUDGET_EXCEEDED
+        elif terminal is not None and terminal.startswith("aborted"):
+            code = ErrorCode.INTERRUPTED
         elif self._assistant_error is not None:
             code = _ASSISTANT_ERRORS.get(self._assistant_error, ErrorCode.API_ERROR)
         else:
             code = ErrorCode.AGENT_ERROR
-        message = "; ".join(errors) or result_text or f"Claude Code ended with {subtype or 'error'}"
+        if code is ErrorCode.INTERRUPTED:
+            # Its `errors` are the CLI's own `[ede_diagnostic]` notes, not a reason.
+            message = f"the run was interrupted (Claude Code: {terminal})"
+        else:
+            message = (
+                "; ".join(errors) or result_text or f"Claude Code ended with {subtype or 'error'}"
+            )
         keep = ("subtype", "terminal_reason", "api_error_status", "stop_reason")
         detail: dict[str, JsonValue] = {
             k: v for k, v in scalars_of(obj).items() if k in keep and v is not None

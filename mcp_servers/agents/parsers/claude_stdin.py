@@ -5,6 +5,8 @@ Shapes follow the official Python SDK (client.py, query.py): one JSON object per
 
 from __future__ import annotations
 
+import uuid
+
 from pydantic import JsonValue
 
 from mcp_servers.agents.errors import InvalidDecisionError
@@ -12,8 +14,16 @@ from mcp_servers.agents.events import PermissionRequest
 from mcp_servers.agents.requests import AllowTool, AnswerQuestion, DenyTool, PermissionDecision
 
 
-def user_message(text: str, images: list[tuple[str, str]] | None = None) -> dict[str, JsonValue]:
-    """A user prompt; `images` are (media type, base64 data) pairs sent as image blocks."""
+def new_message_id() -> str:
+    """A fresh id for a user message (the CLI echoes it back as the `uuid` of its replay)."""
+    return str(uuid.uuid4())
+
+
+def user_message(
+    text: str, images: list[tuple[str, str]] | None = None, *, message_id: str | None = None
+) -> dict[str, JsonValue]:
+    """A user message (the prompt, or one sent mid-run); `images` are (media type, base64 data)
+    pairs sent as image blocks, `message_id` its `uuid` (the SDK's optional field)."""
     content: JsonValue
     if images:
         blocks: list[JsonValue] = [
@@ -24,12 +34,15 @@ def user_message(text: str, images: list[tuple[str, str]] | None = None) -> dict
         content = blocks
     else:
         content = text
-    return {
+    message: dict[str, JsonValue] = {
         "type": "user",
         "message": {"role": "user", "content": content},
         "parent_tool_use_id": None,
         "session_id": "default",
     }
+    if message_id is not None:
+        message["uuid"] = message_id
+    return message
 
 
 def interrupt_request(request_id: str) -> dict[str, JsonValue]:

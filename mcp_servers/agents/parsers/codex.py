@@ -22,6 +22,7 @@ from mcp_servers.agents.events import (
     StateHint,
     ToolCall,
     ToolResult,
+    UsageReported,
 )
 from mcp_servers.agents.parsers.base import (
     JsonObject,
@@ -150,7 +151,10 @@ class CodexStreamParser(StreamParser):
         self.acc.outcome = "success"
         self.acc.error = None
         self.acc.final_message = self._final_answer or self.acc.last_text
-        return ParseStep(events=[StateHint(hint="turn_completed")])
+        used = UsageReported(
+            input_tokens=metrics.input_tokens or 0, output_tokens=metrics.output_tokens or 0
+        )
+        return ParseStep(events=[used, StateHint(hint="turn_completed")])
 
     def _turn_failed(self, obj: JsonObject) -> ParseStep:
         message = str_of(dict_of(obj.get("error")).get("message")) or "turn failed"

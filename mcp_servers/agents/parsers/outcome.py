@@ -112,11 +112,18 @@ def _status(acc: RunAccumulator, facts: RunFacts) -> tuple[RunStatus, Normalized
             code=ErrorCode.INTERRUPTED, message=message, detail=detail
         )
     if acc.outcome == "failed" and acc.error is not None:
-        status: RunStatus = "timeout" if acc.error.code is ErrorCode.TIMEOUT else "failed"
-        return status, acc.error
+        return _REPORTED_STATUS.get(acc.error.code, "failed"), acc.error
     if acc.pending_error is not None:
         return "failed", acc.pending_error
     return "failed", _exit_error(facts)
+
+
+_REPORTED_STATUS: dict[ErrorCode, RunStatus] = {
+    ErrorCode.TIMEOUT: "timeout",
+    ErrorCode.INTERRUPTED: "interrupted",
+}
+"""The status of a run whose CLI reported a failure with one of these codes (else `failed`):
+a CLI that says its turn timed out, or that it was stopped (Claude Code's aborted result)."""
 
 
 def _hollow_success(acc: RunAccumulator, facts: RunFacts) -> bool:

@@ -20,10 +20,18 @@ FAKE_CLI_LINGER      (Claude) keep running after stdin closes (a CLI hanging aft
 FAKE_CLI_AFTER_INTERRUPT  (Claude) what follows an interrupt instead of the aborted result:
                      `continue` replays the rest of the transcript (its own result included),
                      `exit:N` acknowledges and exits with code N at once, printing nothing more
+FAKE_CLI_RELEASE_AFTER_MESSAGES  (Claude) the FAKE_CLI_HANG_AFTER wait also ends once this many
+                     user messages beyond the prompt have arrived
 
 In Claude mode it waits for the user message on stdin, blocks at every `can_use_tool` control
 request until the matching `control_response` arrives, answers an `interrupt` control request
-by ending the turn with an aborted result, and exits when stdin closes.
+by ending the turn with an aborted result, and exits when stdin closes. User messages that
+arrive after the prompt are queued, as Claude Code 2.1.197 does: after the transcript's result
+all those waiting are taken together as one more turn (`init`, an assistant text
+`noted: <their texts joined by newlines>`, a success result with that text), and so on until
+stdin closes. With `--replay-user-messages` each message is echoed as it is taken (`isReplay`,
+its `uuid`; the prompt after the first line, a batch's last one with the joined text), as the
+real CLI does.
 """
 
 from __future__ import annotations
@@ -120,6 +128,8 @@ class ClaudeStdin(threading.Thread):
         self.eof = threading.Event()
         self.changed = threading.Condition()
         self.responses: dict[str, dict[str, Any]] = {}
+        self.first: dict[str, Any] = {}
+        self.queued: list[dict[str, Any]] = []
 
     def run(self) -> None:
         for raw in sys.stdin:
@@ -138,7 +148,13 @@ class ClaudeStdin(threading.Thread):
     def _dispatch(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
         if kind == "user":
-            self.prompt.set()
+            with self.changed:
+                if self.prompt.is_set():
+                    self.queued.append(message)
+                else:
+                    self.first = message
+                    self.prompt.set()
+                self.changed.notify_all()
         elif kind == "control_response":
             response = message.get("response", {})
             with self.changed:
@@ -157,6 +173,23 @@ class ClaudeStdin(threading.Thread):
                 lambda: request_id in self.responses or self.interrupted.is_set(), timeout=60
             )
 
+    def wait_released(self, messages: int | None) -> None:
+        """Hang until an interrupt or EOF, or until `messages` user messages are queued."""
+        with self.changed:
+            self.changed.wait_for(
+                lambda: (
+                    self.interrupted.is_set()
+                    or (messages is not None and len(self.queued) >= messages)
+                )
+            )
+
+    def take_queued(self) -> list[dict[str, Any]]:
+        """Every queued user message, waiting for one unless stdin closes first."""
+        with self.changed:
+            self.changed.wait_for(lambda: bool(self.queued) or self.eof.is_set())
+            taken, self.queued = self.queued, []
+        return taken
+
 
 def aborted_result(session_id: str) -> str:
     return json.dumps(
@@ -173,6 +206,52 @@ def aborted_result(session_id: str) -> str:
     )
 
 
+def replay_line(message: dict[str, Any], session_id: str, text: str | None = None) -> str:
+    """The echo of a user message the CLI took (`--replay-user-messages`)."""
+    content = message.get("message", {}).get("content") if text is None else text
+    return json.dumps(
+        {
+            "type": "user",
+            "message": {"role": "user", "content": content},
+            "session_id": session_id,
+            "parent_tool_use_id": None,
+            "uuid": message.get("uuid"),
+            "isReplay": True,
+        }
+    )
+
+
+def follow_up_turn(
+    batch: list[dict[str, Any]], session_id: str, replay: bool, delay: float
+) -> None:
+    """Take the queued messages as one turn, as Claude Code does after a result."""
+    texts = [str(m.get("message", {}).get("content")) for m in batch]
+    joined = "\n".join(texts)
+    lines: list[str] = []
+    if replay:
+        lines += [replay_line(m, session_id) for m in batch[:-1]]
+    lines.append(json.dumps({"type": "system", "subtype": "init", "session_id": session_id}))
+    if replay:
+        lines.append(replay_line(batch[-1], session_id, joined))
+    answer = f"noted: {joined}"
+    block = {"type": "text", "text": answer}
+    message = {"id": f"msg_follow_{len(texts)}", "role": "assistant", "content": [block]}
+    lines.append(json.dumps({"type": "assistant", "message": message, "session_id": session_id}))
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "num_turns": 1,
+        "result": answer,
+        "session_id": session_id,
+        "terminal_reason": "completed",
+    }
+    lines.append(json.dumps(result))
+    for line in lines:
+        emit(line)
+        threading.Event().wait(delay)
+
+
 def run_claude(argv: list[str]) -> int:
     if "--resume" in argv and os.environ.get("FAKE_CLI_RESUME_FAILS"):
         session = argv[argv.index("--resume") + 1]
@@ -182,10 +261,14 @@ def run_claude(argv: list[str]) -> int:
     stdin.prompt.wait(timeout=30)
     delay = float(os.environ.get("FAKE_CLI_DELAY", "0.01"))
     hang_after = os.environ.get("FAKE_CLI_HANG_AFTER")
+    release = os.environ.get("FAKE_CLI_RELEASE_AFTER_MESSAGES")
+    replay = "--replay-user-messages" in argv
     session_id = "fake-session"
     for index, line in enumerate(transcript_lines()):
+        if index == 1 and replay:  # the real CLI echoes its prompt after the `init` line
+            emit(replay_line(stdin.first, session_id))
         if hang_after is not None and index >= int(hang_after):
-            stdin.interrupted.wait()
+            stdin.wait_released(int(release) if release else None)
         if stdin.interrupted.is_set():
             after = os.environ.get("FAKE_CLI_AFTER_INTERRUPT", "")
             if after.startswith("exit:"):
@@ -201,6 +284,8 @@ def run_claude(argv: list[str]) -> int:
         if message and message.get("type") == "control_request" and request:
             stdin.wait_response(message["request_id"])
         stdin.interrupted.wait(delay)
+    while not stdin.interrupted.is_set() and (batch := stdin.take_queued()):
+        follow_up_turn(batch, session_id, replay, delay)
     stdin.eof.wait()
     if os.environ.get("FAKE_CLI_LINGER"):
         threading.Event().wait()

@@ -314,11 +314,17 @@ async def test_traces_hold_raw_stdout_events_stdin_and_result(tmp_path: Path) ->
     assert trace is not None
     assert trace.raw_path.parent == tmp_path / "traces"
     assert trace.raw_path.name == f"{result.run_id}.raw.jsonl"
-    assert trace.raw_path.read_text(encoding="utf-8").splitlines() == read_lines(transcript)
+    raw = [json.loads(line) for line in trace.raw_path.read_text(encoding="utf-8").splitlines()]
+    echoes = [line for line in raw if line.get("isReplay") is True]
+    assert [line for line in raw if line not in echoes] == [
+        json.loads(line) for line in read_lines(transcript)
+    ]
     logged = [load_event(line) for line in trace.normalized_path.read_text().splitlines()]
     assert logged == events
     stdin = [json.loads(line) for line in trace.stdin_path.read_text().splitlines()]
     assert stdin == stdin_messages(tmp_path)
+    # The CLI echoed the prompt (--replay-user-messages) with the id the controller gave it.
+    assert [echo["uuid"] for echo in echoes] == [stdin[0]["uuid"]]
     assert OperatorResult.model_validate_json(trace.result_path.read_text()) == result
 
 

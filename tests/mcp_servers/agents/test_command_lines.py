@@ -34,6 +34,7 @@ def test_claude_command_uses_stream_json_on_both_sides_with_stdio_permissions(
     assert argv[0] == "/opt/claude"
     joined = " ".join(argv)
     assert "--output-format stream-json --verbose --input-format stream-json" in joined
+    assert "--replay-user-messages" in argv  # how the controller sees messages taken
     assert "--permission-prompt-tool stdio" in joined
     assert "--permission-mode acceptEdits" in joined
     assert "--model sonnet" in joined

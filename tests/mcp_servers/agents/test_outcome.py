@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from mcp_servers.agents.parsers import RunAccumulator, RunFacts, build_result
+import json
+
+import pytest
+
+from mcp_servers.agents.parsers import ClaudeStreamParser, RunAccumulator, RunFacts, build_result
 from mcp_servers.agents.parsers.outcome import stderr_summary
 from mcp_servers.agents.results import ErrorCode, NormalizedError
 
@@ -87,3 +91,37 @@ def test_a_reported_tool_count_wins_over_fewer_seen_tool_calls() -> None:
     result = build_result(acc, RunFacts(run_id="r", provider="openclaw", exit_code=0))
 
     assert result.metrics.tool_calls == 3
+
+
+@pytest.mark.parametrize("reason", ["aborted_tools", "aborted_streaming"])
+def test_a_claude_turn_the_cli_reports_aborted_is_interrupted_not_failed(reason: str) -> None:
+    # Real shape (Claude Code 2.1.233 and later): what a stopped turn ends with.
+    line = {
+        "type": "result",
+        "subtype": "error_during_execution",
+        "is_error": True,
+        "num_turns": 2,
+        "stop_reason": None,
+        "session_id": "s",
+        "terminal_reason": reason,
+        "errors": ["[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=null"],
+    }
+    parser = ClaudeStreamParser()
+    parser.feed(json.dumps(line))
+
+    result = build_result(parser.acc, RunFacts(run_id="r", provider="claude", exit_code=0))
+
+    assert result.status == "interrupted"
+    assert result.error is not None and result.error.code is ErrorCode.INTERRUPTED
+    assert result.error.detail["terminal_reason"] == reason
+
+
+def test_a_cli_reported_failure_that_is_no_interruption_stays_failed() -> None:
+    acc = RunAccumulator(
+        outcome="failed", error=NormalizedError(code=ErrorCode.MAX_TURNS, message="max turns")
+    )
+
+    result = build_result(acc, RunFacts(run_id="r", provider="claude", exit_code=1))
+
+    assert result.status == "failed"
+    assert result.error is not None and result.error.code is ErrorCode.MAX_TURNS

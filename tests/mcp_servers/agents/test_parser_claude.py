@@ -5,6 +5,8 @@ Expectations were written from reading each transcript in tests/fixtures/control
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mcp_servers.agents.events import (
@@ -18,6 +20,7 @@ from mcp_servers.agents.events import (
     StateHint,
     ToolCall,
     ToolResult,
+    UsageReported,
 )
 from mcp_servers.agents.parsers import ClaudeStreamParser, replay_lines
 from mcp_servers.agents.results import Artifact, ErrorCode, PermissionDenial
@@ -25,7 +28,8 @@ from tests.mcp_servers.agents.helpers import LOCAL_TRANSCRIPTS, read_lines, shar
 
 
 def test_permission_allowed_write_succeeds_with_the_created_file_as_artifact() -> None:
-    events, result = replay_lines("claude", read_lines(shared_transcript("claude_1.jsonl")))
+    streamed, result = replay_lines("claude", read_lines(shared_transcript("claude_1.jsonl")))
+    events = [e for e in streamed if not isinstance(e, UsageReported)]
 
     session = "25f505f3-79a7-4119-8ffa-23ce6efc7560"
     call = "toolu_01PSqBeA6sKydYaELf8NTXHH"
@@ -141,7 +145,8 @@ def test_minimal_success_reports_model_cost_and_usage() -> None:
 
 
 def test_max_turns_without_result_text_fails_with_the_cli_error() -> None:
-    events, result = replay_lines("claude", read_lines(shared_transcript("claude_5.jsonl")))
+    streamed, result = replay_lines("claude", read_lines(shared_transcript("claude_5.jsonl")))
+    events = [e for e in streamed if not isinstance(e, UsageReported)]
 
     assert events[0] == ToolCall(
         call_id="toolu_012kfmMRjYahv94q7PHKiQn8",
@@ -239,3 +244,28 @@ def test_partial_thinking_deltas_go_to_the_thinking_channel() -> None:
     )
 
     assert step.events == [MessageDelta(text="hmm", channel="thinking")]
+
+
+def test_usage_streams_as_run_totals_once_per_change_of_a_model_message() -> None:
+    """Each model message's lines repeat its usage: the run's totals are the sum over messages,
+    reported when one changes (what a budget stops a run on before its result)."""
+    events, _result = replay_lines("claude", read_lines(shared_transcript("claude_1.jsonl")))
+
+    usage = [e for e in events if isinstance(e, UsageReported)]
+    assert [(u.input_tokens, u.output_tokens) for u in usage] == [(10, 8), (18, 9)]
+    lines = [
+        {"type": "assistant", "message": {"id": m, "content": [], "usage": u}}
+        for m, u in [
+            ("a", {"input_tokens": 100, "output_tokens": 5}),
+            ("a", {"input_tokens": 100, "output_tokens": 5}),
+            ("a", {"input_tokens": 100, "output_tokens": 40}),
+            ("b", {"input_tokens": 300, "output_tokens": 7}),
+        ]
+    ]
+    parser = ClaudeStreamParser()
+    seen = [e for line in lines for e in parser.feed(json.dumps(line)).events]
+    assert [(u.input_tokens, u.output_tokens) for u in seen if isinstance(u, UsageReported)] == [
+        (100, 5),
+        (100, 40),
+        (400, 47),
+    ]

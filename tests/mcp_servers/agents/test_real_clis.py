@@ -309,6 +309,45 @@ async def test_claude_interrupt_mid_turn_stops_the_cli(
     assert latency < 15
 
 
+async def test_claude_takes_messages_sent_mid_turn_in_later_turns_and_the_run_goes_on(
+    clis: AgentClis, anthropic: ScriptedModelServer, tmp_path: Path, work: Path
+) -> None:
+    release = threading.Event()
+    later = [Reply.text("second answer"), Reply.text("third answer")]
+    anthropic.push(Reply.text("first answer").after(release), *later)
+    texts = ["also say kiwi", "and be brief"]
+    receipts: list[str] = []
+    try:
+        async with claude(clis, anthropic, tmp_path) as ctl:
+            await ctl.start(request(work, "count the files"))
+            await anyio.to_thread.run_sync(anthropic.wait_for_generations, 1, 60.0)
+            for text in texts:
+                receipts.append((await ctl.send_message(text)).message_id)
+            release.set()
+            with anyio.fail_after(RUN_LIMIT_S):
+                events = [event async for event in ctl.stream()]
+            result = await ctl.wait()
+    finally:
+        release.set()
+
+    # The messages waited for the first turn's result, then went in as later turns: one turn
+    # for both when the CLI had read both by then (it joins waiting messages), else one each.
+    # The run ended with the turn that took the last one.
+    assert result.status == "success", result.error
+    turns = anthropic.generation_requests
+    assert len(turns) in (2, 3)
+    prompts = [
+        block["text"] for turn in turns[1:] for block in turn.body["messages"][-1]["content"]
+    ]
+    assert prompts in (["also say kiwi\nand be brief"], texts)
+    assert result.final_message == ["second answer", "third answer"][len(turns) - 2]
+    hints = of_type(events, StateHint)
+    taken = [h.detail["message_id"] for h in hints if h.hint == "message_taken"]
+    assert taken[1:] == receipts  # after the prompt's
+    assert [h.detail["subtype"] for h in hints if h.hint == "result"] == ["success"] * len(turns)
+    assert result.notes == ()
+
+
 @pytest.mark.parametrize(
     ("replies", "retries", "code", "status"),
     [

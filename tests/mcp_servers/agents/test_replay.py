@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcp_servers.agents.events import Completed, load_event
-from mcp_servers.agents.results import OperatorResult
+from mcp_servers.agents.events import Completed, Failed, load_event
+from mcp_servers.agents.results import ErrorCode, OperatorResult
 from tests.mcp_servers.agents.helpers import shared_transcript
 
 REPO = Path(__file__).parents[3]
@@ -32,6 +32,7 @@ def test_replay_prints_events_then_the_operator_result() -> None:
         "session_started",
         "state_hint",
         "message_completed",
+        "usage",
         "state_hint",
         "completed",
     ]
@@ -53,3 +54,25 @@ def test_replay_rejects_an_unknown_provider() -> None:
 
     assert completed.returncode == 2
     assert completed.stdout == ""
+
+
+def test_a_claude_run_the_author_stopped_replays_as_interrupted_not_failed() -> None:
+    # Issue 24's held-back case: the aborted result (error_during_execution, aborted_tools).
+    transcript = shared_transcript("claude_7.jsonl")
+
+    completed = subprocess.run(
+        [sys.executable, "-m", "mcp_servers.agents.replay", "claude", str(transcript)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+
+    lines = completed.stdout.splitlines()
+    result = OperatorResult.model_validate_json(lines[-1])
+    assert result.status == "interrupted"
+    assert result.error is not None and result.error.code is ErrorCode.INTERRUPTED
+    assert result.error.detail["terminal_reason"] == "aborted_tools"
+    last = load_event(lines[-2])
+    assert isinstance(last, Failed) and last.status == "interrupted"

@@ -107,6 +107,7 @@ async def test_tools_are_listed_with_annotations_and_output_schemas(connect: Con
         "agent_resume",
         "agent_status",
         "agent_cancel",
+        "agent_message",
     }
     for name in ("agent_providers", "agent_status"):
         annotations = tools[name].annotations

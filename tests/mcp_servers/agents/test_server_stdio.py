@@ -61,7 +61,14 @@ async def test_the_server_lists_its_tools_and_providers_over_stdio(tmp_path: Pat
             names = sorted(tool.name for tool in (await client.list_tools()).tools)
             result = await client.call_tool("agent_providers", {})
 
-    assert names == ["agent_cancel", "agent_providers", "agent_resume", "agent_run", "agent_status"]
+    assert names == [
+        "agent_cancel",
+        "agent_message",
+        "agent_providers",
+        "agent_resume",
+        "agent_run",
+        "agent_status",
+    ]
     report = ProvidersReport.model_validate(result.structured_content)
     claude = next(p for p in report.providers if p.provider == "claude")
     assert (claude.installed, claude.version) == (True, "2.1.197")
