@@ -72,9 +72,18 @@ class MemoryController:
             self.state.add_usage(params.thread_id, params.run_id, event)
 
     def refresh(
-        self, thread_id: str, tier: MemoryTier | None = None, query: str | None = None
+        self,
+        thread_id: str,
+        tier: MemoryTier | None = None,
+        query: str | None = None,
+        *,
+        unreviewed: bool = False,
     ) -> PendingRequest[MemoryListResult]:
-        params = MemoryListParams(thread_id=thread_id, tier=tier, query=query or None)
+        """List the thread's memories (a tier, a search; `unreviewed`: only what the agent
+        saved that the author has not reviewed)."""
+        params = MemoryListParams(
+            thread_id=thread_id, tier=tier, query=query or None, unreviewed=unreviewed
+        )
         self._last_list = params
         return self._send(self._api.memory_list(params), "Listing memories", self._on_list)
 
@@ -97,6 +106,11 @@ class MemoryController:
             thread_id=thread_id, key=key, text=text, tier=tier, pinned=pinned
         )
         return self._send(self._api.memory_update(params), "Changing the memory", self._reload)
+
+    def keep(self, thread_id: str, key: str) -> PendingRequest[MemoryInfo]:
+        """Mark what the agent saved reviewed: the author keeps it as it is."""
+        params = MemoryUpdateParams(thread_id=thread_id, key=key, reviewed=True)
+        return self._send(self._api.memory_update(params), "Keeping the memory", self._reload)
 
     def forget(self, thread_id: str, key: str) -> PendingRequest[MemoryInfo]:
         params = MemoryKeyParams(thread_id=thread_id, key=key)

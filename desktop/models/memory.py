@@ -10,12 +10,42 @@ from desktop.models.emitter import Emitter
 from sidecar.protocol import (
     ContextEvent,
     IdentityFileInfo,
+    MemoryChangeInfo,
     MemoryEvent,
     MemoryInfo,
+    MemoryProvenance,
+    MemorySnapshot,
     TurnUsageEvent,
 )
 
 MAX_REPORTS = 200
+
+PROVENANCE_LABELS: dict[MemoryProvenance, str] = {
+    "author": "you",
+    "agent_from_author": "agent, from your words",
+    "agent_after_untrusted": "agent, after untrusted content",
+}
+NOT_REVIEWED = "not reviewed"
+
+
+def describe_provenance(memory: MemoryInfo) -> str:
+    """Who wrote a memory and from what, and whether the author has reviewed what the agent
+    saved: "agent, after untrusted content · not reviewed"."""
+    label = PROVENANCE_LABELS[memory.provenance]
+    return f"{label} · {NOT_REVIEWED}" if memory.unreviewed else label
+
+
+def _snapshot_lines(side: MemorySnapshot) -> list[str]:
+    pinned = ", pinned" if side.pinned else ""
+    return [f"{side.tier}{pinned}, by {PROVENANCE_LABELS[side.provenance]}:", side.text]
+
+
+def describe_memory_change(change: MemoryChangeInfo) -> tuple[str, str]:
+    """(before, after) of a memory change the author is asked about, as plain text: tier, pin,
+    who wrote it, and the text; "(no memory)" for a side that does not exist."""
+    before = "\n".join(_snapshot_lines(change.before)) if change.before else "(no memory)"
+    after = "\n".join(_snapshot_lines(change.after)) if change.after else "(forgotten)"
+    return before, after
 
 
 @dataclass(frozen=True, slots=True)

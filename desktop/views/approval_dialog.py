@@ -1,4 +1,8 @@
-"""`ApprovalDialog`: may the agent make this tool call? Allow once, for the thread, or deny."""
+"""`ApprovalDialog`: may the agent make this tool call? Allow once, for the thread, or deny.
+
+A memory change asked about because the turn read untrusted content shows the memory before and
+after (and their diff) and offers only "Save this change" (allowed once: no grant is kept) or
+"Don't save"."""
 
 from __future__ import annotations
 
@@ -15,8 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.models.memory import describe_memory_change
 from desktop.views.text import DiffHighlighter, build_code_view, pretty_json
-from sidecar.protocol import ApprovalInterrupt, ApprovalValue
+from sidecar.protocol import ApprovalInterrupt, ApprovalValue, MemoryChangeInfo
 
 UNCERTAIN_WARNING = (
     "This call may already have run before the sidecar stopped. Allowing it runs it again."
@@ -43,8 +48,12 @@ class ApprovalDialog(QDialog):
         self.setModal(False)
         layout = QVBoxLayout(self)
         self._build_header(layout, thread_title)
+        if interrupt.memory is not None:
+            self._build_memory(layout, interrupt.memory)
         self._build_details(layout)
         self._build_decision(layout)
+        if interrupt.memory is not None:
+            self._as_memory_decision()
         self.resize(640, 520 if interrupt.diff else 360)
 
     def _build_header(self, layout: QVBoxLayout, thread_title: str) -> None:
@@ -64,6 +73,39 @@ class ApprovalDialog(QDialog):
         self.uncertain_label.setVisible(interrupt.uncertain)
         for widget in (self.title_label, self.body_label, self.tool_label, self.uncertain_label):
             layout.addWidget(widget)
+
+    def _build_memory(self, layout: QVBoxLayout, change: MemoryChangeInfo) -> None:
+        """The memory as it is and as it would be, side by side, and what the turn had read."""
+        self.tool_label.setText(
+            f"Memory change: <code>{escape(change.op)}</code> of <code>{escape(change.key)}</code>"
+        )
+        self.untrusted_label = QLabel(
+            "⚠ The turn read content you did not write: " + change.untrusted
+        )
+        self.untrusted_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.untrusted_label.setWordWrap(True)
+        self.untrusted_label.setStyleSheet("color: #9a6700;")
+        before, after = describe_memory_change(change)
+        self.memory_before_view = build_code_view(before)
+        self.memory_after_view = build_code_view(after)
+        row = QHBoxLayout()
+        for title, view in (("Now", self.memory_before_view), ("After", self.memory_after_view)):
+            column = QVBoxLayout()
+            column.addWidget(QLabel(title))
+            view.setMaximumHeight(120)
+            column.addWidget(view)
+            row.addLayout(column)
+        layout.addWidget(self.untrusted_label)
+        layout.addLayout(row)
+
+    def _as_memory_decision(self) -> None:
+        """A memory change is saved once or not at all: no grant for the thread or for good."""
+        self.allow_once_button.setText("Save this change")
+        self.deny_button.setText("Don't save")
+        self.allow_thread_button.hide()
+        self.allow_always_button.hide()
+        self.reason_edit.setPlaceholderText("Why not (optional, the agent sees it)")
+        self.diff_label.setText("Memory: now → after")
 
     def _build_details(self, layout: QVBoxLayout) -> None:
         self.arguments_view = build_code_view(pretty_json(self.interrupt.arguments))

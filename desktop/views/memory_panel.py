@@ -1,5 +1,6 @@
-"""`MemoryPanelDialog`: memories per tier with search (edit, pin, move, forget, add), what the
-agent saw on each turn with the memories it saved or forgot, and the identity files."""
+"""`MemoryPanelDialog`: memories per tier with search (edit, pin, move, forget, add), who wrote
+each and from what, a review of what the agent saved (keep or forget), what the agent saw on
+each turn with the memories it saved or forgot, and the identity files."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 from typing import cast
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -23,7 +25,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.controllers.memory import MemoryController
-from desktop.models.memory import describe_change, describe_context, describe_usage
+from desktop.models.memory import (
+    describe_change,
+    describe_context,
+    describe_provenance,
+    describe_usage,
+)
 from desktop.views.text import build_status_label
 from sidecar.protocol import ErrorObject, MemoryInfo, MemoryTier
 
@@ -73,8 +80,13 @@ class MemoryPanelDialog(QDialog):
         self.search_edit.setPlaceholderText("Search memories")
         self.search_edit.returnPressed.connect(self.refresh)
         self.tier_box.currentIndexChanged.connect(lambda _i: self.refresh())
+        self.review_box = QCheckBox("Saved by the agent, not reviewed")
+        self.review_box.setToolTip(
+            "What the agent saved or changed that you have not kept, edited or approved yet"
+        )
+        self.review_box.toggled.connect(lambda _on: self.refresh())
         self.tree = QTreeWidget()
-        self.tree.setHeaderLabels(["Tier", "Memory", "By", "Pinned"])
+        self.tree.setHeaderLabels(["Tier", "Memory", "Written by", "Pinned"])
         self.tree.setRootIsDecorated(False)
         self.tree.setColumnWidth(1, 440)
         self.tree.itemSelectionChanged.connect(self._update_buttons)
@@ -82,7 +94,10 @@ class MemoryPanelDialog(QDialog):
         self.edit_button = QPushButton("Edit…")
         self.pin_button = QPushButton("Pin")
         self.move_button = QPushButton("Move to…")
+        self.keep_button = QPushButton("Keep")
+        self.keep_button.setToolTip("Mark what the agent saved as reviewed, as it is")
         self.forget_button = QPushButton("Forget")
+        self.keep_button.clicked.connect(self._on_keep)
         self.add_button.clicked.connect(self._on_add)
         self.edit_button.clicked.connect(self._on_edit)
         self.pin_button.clicked.connect(self._on_pin)
@@ -91,12 +106,14 @@ class MemoryPanelDialog(QDialog):
         top = QHBoxLayout()
         top.addWidget(self.tier_box)
         top.addWidget(self.search_edit, 1)
+        top.addWidget(self.review_box)
         actions = QHBoxLayout()
         for button in (
             self.add_button,
             self.edit_button,
             self.pin_button,
             self.move_button,
+            self.keep_button,
             self.forget_button,
         ):
             actions.addWidget(button)
@@ -116,7 +133,10 @@ class MemoryPanelDialog(QDialog):
             chosen = self.tier_box.currentText()
             tier = None if chosen == ALL else cast(MemoryTier, chosen)
             query = self.search_edit.text().strip() or None
-            self.controller.refresh(thread, tier, query).then(None, self.show_error)
+            unreviewed = self.review_box.isChecked()
+            self.controller.refresh(thread, tier, query, unreviewed=unreviewed).then(
+                None, self.show_error
+            )
         self.controller.load_identity().then(None, self.show_error)
         self._on_reports_changed(thread or "")
 
@@ -135,11 +155,17 @@ class MemoryPanelDialog(QDialog):
     def _on_memories_changed(self) -> None:
         self.tree.clear()
         for memory in self.state.memories:
+            written = describe_provenance(memory)
             item = QTreeWidgetItem(
-                [memory.tier, memory.text, memory.by, "yes" if memory.pinned else ""]
+                [memory.tier, memory.text, written, "yes" if memory.pinned else ""]
             )
             source = memory.source_message or "typed by the author"
             item.setToolTip(1, f"{memory.key} — source: {source}")
+            item.setToolTip(2, written)
+            if memory.unreviewed:
+                font = item.font(2)
+                font.setBold(True)
+                item.setFont(2, font)
             self.tree.addTopLevelItem(item)
         self._update_buttons()
 
@@ -147,8 +173,14 @@ class MemoryPanelDialog(QDialog):
         memory = self.selected_memory()
         for button in (self.edit_button, self.pin_button, self.move_button, self.forget_button):
             button.setEnabled(memory is not None)
+        self.keep_button.setEnabled(memory is not None and memory.unreviewed)
         self.pin_button.setText("Unpin" if memory is not None and memory.pinned else "Pin")
         self.add_button.setEnabled(self.thread_id() is not None)
+
+    def _on_keep(self) -> None:
+        memory, thread = self.selected_memory(), self.thread_id()
+        if memory is not None and thread is not None:
+            self.controller.keep(thread, memory.key).then(None, self.show_error)
 
     def _on_add(self) -> None:
         thread = self.thread_id()

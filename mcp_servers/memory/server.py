@@ -65,9 +65,18 @@ def _refusals() -> Generator[None]:
         raise ToolError(str(exc)) from exc
 
 
+PROVENANCE_LABELS: dict[str, str] = {
+    "author": "by the author",
+    "agent_from_author": "by the agent, from the author's words",
+    "agent_after_untrusted": "by the agent, after reading untrusted content",
+}
+
+
 def describe(memory: Memory) -> str:
     pin = ", pinned" if memory.pinned else ""
-    return f"- [{memory.key}] ({memory.tier}{pin}, by {memory.by}) {memory.text}"
+    review = ", not reviewed" if memory.unreviewed else ""
+    who = PROVENANCE_LABELS[memory.provenance]
+    return f"- [{memory.key}] ({memory.tier}{pin}, {who}{review}) {memory.text}"
 
 
 def _result(memories: Sequence[Memory], text: str) -> CallToolResult:
@@ -173,11 +182,14 @@ def _add_write(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
         channel: ScopeArg = None,
         workspace: ScopeArg = None,
     ) -> CallToolResult:
+        # A server cannot tell what its caller had read: the agent's memory counts as saved after
+        # untrusted content (Atrium stages the model's writes itself and says better).
         with _refusals():
             memory = store.write(
                 scopes(thread, channel, workspace),
                 tier,
                 text,
+                provenance="agent_after_untrusted",
                 source_message=source_message,
                 pinned=pinned,
             )
@@ -199,7 +211,9 @@ def _add_changes(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None
         with _refusals():
             scope = scopes(thread, channel, workspace)
             store.visible(key, scope)
-            memory = store.update(key, text=text, tier=tier, scope=scope)
+            memory = store.update(
+                key, text=text, tier=tier, scope=scope, provenance="agent_after_untrusted"
+            )
         return _result([memory], f"Updated {describe(memory)}")
 
     @server.tool(name="forget", title="Forget a memory", annotations=_WRITES)

@@ -3,7 +3,11 @@
 Namespaces are `("memory", tier, scope_id)`: `thread` (one conversation), `channel` (a named
 group of threads), `workspace` (the workspace folder) and `account` (the author, everywhere).
 Each item's value carries its text and provenance: tier, source (thread, message id), who wrote
-it (agent or author), when, and whether it is pinned.
+it and from what (`Provenance`: the author; the agent from the author's own words; the agent
+after reading untrusted content), whether the author has reviewed what the agent saved, when,
+and whether it is pinned. A row written before provenance existed reads with the provenance its
+`by` implies (`author`, or for the agent `agent_after_untrusted`: what it had read is unknown),
+and `add_provenance` writes that into such rows once (the schema registry's memory step).
 
 Search: the store's own `search` ranks text only through embeddings (off unless configured), so
 memories get their own FTS5 table, `memory_fts`, kept in step with the store's rows by triggers.
@@ -53,7 +57,13 @@ from .query import selective_terms, terms_of
 
 Tier = Literal["thread", "channel", "workspace", "account"]
 Author = Literal["agent", "author"]
+Provenance = Literal["author", "agent_from_author", "agent_after_untrusted"]
+"""Where a memory's current text came from: the author wrote it (the Memory panel, an explicit
+author command); the agent saved it from the author's own words, in a turn that had read nothing
+untrusted; or the agent saved it in a turn that had read tool output, files, the web or other
+agents' results."""
 TIERS: tuple[Tier, ...] = get_args(Tier)
+PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
 ROOT = "memory"
 MAX_TEXT_CHARS = 8_000
 ACCOUNT_ID = "me"
@@ -78,6 +88,36 @@ END;
 CREATE INDEX IF NOT EXISTS memory_pinned ON store(prefix)
 WHERE json_extract(value, '$.pinned') = 1;
 """
+
+
+def _provenance_sql(value: str = "value") -> str:
+    """A row's provenance in SQL, also for a row written before provenance was recorded."""
+    return (
+        f"COALESCE(json_extract({value}, '$.provenance'), CASE json_extract({value}, '$.by')"
+        " WHEN 'author' THEN 'author' ELSE 'agent_after_untrusted' END)"
+    )
+
+
+def _unreviewed_sql(value: str = "value") -> str:
+    """The filter of `unreviewed`: saved by the agent, not yet kept or changed by the author."""
+    return (
+        f" AND {_provenance_sql(value)} != 'author'"
+        f" AND COALESCE(json_extract({value}, '$.reviewed'), 0) = 0"
+    )
+
+
+def add_provenance(conn: sqlite3.Connection) -> None:
+    """Record the provenance of every memory written before it was recorded (once; a row that
+    has one is left alone): the author's stay `author`; the agent's become
+    `agent_after_untrusted`, not reviewed, since what that turn had read is unknown, so they
+    wait in the Memory panel's review list and are treated as untrusted until the author keeps
+    them."""
+    conn.execute(
+        "UPDATE store SET value = json_set(value, '$.provenance', "
+        f"{_provenance_sql()}, '$.reviewed', json('false'))"
+        " WHERE prefix GLOB ? AND json_extract(value, '$.provenance') IS NULL",
+        (f"{ROOT}.*",),
+    )
 
 
 def _short_hash(text: str) -> str:
@@ -135,9 +175,35 @@ class Memory:
     source_thread: str | None = None
     source_message: str | None = None
     scope_label: str | None = None
+    provenance: Provenance = "agent_after_untrusted"
+    reviewed: bool = False
+
+    @property
+    def unreviewed(self) -> bool:
+        """Saved or changed by the agent, and not yet kept or edited by the author."""
+        return self.provenance != "author" and not self.reviewed
+
+    @property
+    def untrusted(self) -> bool:
+        """Saved by the agent after reading untrusted content, and not reviewed: its text may
+        carry instructions someone else wrote."""
+        return self.provenance == "agent_after_untrusted" and not self.reviewed
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def author_of(provenance: Provenance) -> Author:
+    """Who wrote a memory of this provenance (the `by` every release reads)."""
+    return "author" if provenance == "author" else "agent"
+
+
+def provenance_of(by: str, provenance: Provenance | None = None) -> Provenance:
+    """`provenance`, or the one `by` implies when it is not known: an agent's memory of
+    unknown origin counts as saved after untrusted content."""
+    if provenance is not None:
+        return provenance
+    return "author" if by == "author" else "agent_after_untrusted"
 
 
 _FIELDS = tuple(f.name for f in fields(Memory))
@@ -240,12 +306,16 @@ class MemoryStore:
         text: str,
         *,
         by: Author = "agent",
+        provenance: Provenance | None = None,
+        reviewed: bool = False,
         source_message: str | None = None,
         pinned: bool = False,
         key: str | None = None,
     ) -> Memory:
         """Save a memory in `tier` of `scope`. With `key`, writing again replaces it (a retried
-        flush writes the same memory once).
+        flush writes the same memory once). `provenance` says where its text came from (and
+        decides `by`); without it, `by` decides (an agent's memory then counts as saved after
+        untrusted content: a caller that cannot say what the agent read must not vouch).
 
         Raises:
             MemoryRefusal: unknown tier, empty or too long text, forged or missing source.
@@ -253,19 +323,23 @@ class MemoryStore:
         checked = check_tier(tier)
         body = check_text(text)
         prefix = scope.prefix(checked)
-        self.check_source(scope.thread, source_message, by)
+        origin = provenance_of(by, provenance)
+        writer = author_of(origin)
+        self.check_source(scope.thread, source_message, writer)
         now = time.time()
         memory = Memory(
             key=key or f"m_{uuid.uuid4().hex[:20]}",
             tier=checked,
             text=body,
-            by=by,
+            by=writer,
             created_at=now,
             updated_at=now,
             pinned=pinned,
-            source_thread=scope.thread if source_message or by == "agent" else None,
+            source_thread=scope.thread if source_message or writer == "agent" else None,
             source_message=source_message,
             scope_label=_label(scope, checked),
+            provenance=origin,
+            reviewed=reviewed,
         )
         self._put(prefix, memory)
         return memory
@@ -278,8 +352,17 @@ class MemoryStore:
         pinned: bool | None = None,
         tier: str | None = None,
         scope: Scope | None = None,
+        provenance: Provenance | None = None,
+        reviewed: bool | None = None,
+        source_message: str | None = None,
     ) -> Memory:
-        """Change a memory's text or pin, or move it to another tier of `scope`.
+        """Change a memory's text or pin, or move it to another tier of `scope`; mark it
+        reviewed (or not).
+
+        `provenance` is who made this change (the memory takes it; `by` follows). New text
+        always gets a provenance: without one it counts as the agent's after untrusted content,
+        so a rewrite never keeps the label of the text it replaced. `source_message` (in
+        `scope`'s thread) replaces the memory's source with the change's.
 
         Raises:
             MemoryRefusal: `not_found`, or the checks of `write`.
@@ -288,6 +371,16 @@ class MemoryStore:
         changes: dict[str, Any] = {"updated_at": time.time()}
         if text is not None:
             changes["text"] = check_text(text)
+            provenance = provenance or "agent_after_untrusted"
+        if provenance is not None:
+            changes.update(provenance=provenance, by=author_of(provenance))
+            # The agent's change waits for the author's review like a new memory would.
+            changes["reviewed"] = provenance == "author" or bool(reviewed)
+        if reviewed is not None:
+            changes["reviewed"] = reviewed
+        if source_message is not None and scope is not None:
+            self.check_source(scope.thread, source_message, author_of(provenance or "author"))
+            changes.update(source_thread=scope.thread, source_message=source_message)
         if pinned is not None:
             changes["pinned"] = pinned
         new_prefix = prefix
@@ -367,13 +460,16 @@ class MemoryStore:
         *,
         limit: int = 50,
         pinned_only: bool = False,
+        unreviewed: bool = False,
     ) -> list[Memory]:
-        """Memories of `scope` (all its tiers, or `tiers`), newest first."""
+        """Memories of `scope` (all its tiers, or `tiers`), newest first; `unreviewed`: only
+        those the agent saved or changed that the author has not reviewed."""
         prefixes = self._prefixes(scope, tiers)
         if not prefixes:
             return []
         marks = ",".join("?" * len(prefixes))
         pinned = " AND json_extract(value, '$.pinned') = 1" if pinned_only else ""
+        pinned += _unreviewed_sql() if unreviewed else ""
         rows = self.conn.execute(
             f"SELECT value FROM store WHERE prefix IN ({marks}){pinned}"
             " ORDER BY rowid DESC LIMIT ?",
@@ -393,18 +489,26 @@ class MemoryStore:
         return sorted((_memory(r[0]) for r in rows), key=lambda m: (m.created_at, m.key))
 
     def search(
-        self, scope: Scope, query: str, *, tiers: Sequence[str] | None = None, limit: int = 10
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        tiers: Sequence[str] | None = None,
+        limit: int = 10,
+        unreviewed: bool = False,
     ) -> list[Memory]:
-        """The memories of `scope` that best match `query` (bm25); any text is a valid query."""
+        """The memories of `scope` that best match `query` (bm25); any text is a valid query.
+        `unreviewed` as in `recent`."""
         terms = selective_terms(self.conn, "memory_fts", terms_of(query))
         prefixes = self._prefixes(scope, tiers)
         if not terms or not prefixes:
             return []
         match = " OR ".join(f'"{term}"' for term in terms)
         marks = ",".join("?" * len(prefixes))
+        review = _unreviewed_sql("s.value") if unreviewed else ""
         rows = self.conn.execute(
             "SELECT s.value FROM memory_fts f JOIN store s ON s.rowid = f.rowid"
-            f" WHERE memory_fts MATCH ? AND s.prefix IN ({marks})"
+            f" WHERE memory_fts MATCH ? AND s.prefix IN ({marks}){review}"
             " ORDER BY bm25(memory_fts) LIMIT ?",
             (match, *prefixes, limit),
         ).fetchall()
@@ -454,7 +558,10 @@ def _value(memory: Memory) -> dict[str, Any]:
 
 def _memory(raw: str | bytes) -> Memory:
     data = cast(dict[str, Any], json.loads(raw))
-    return Memory(**{name: data[name] for name in _FIELDS if name in data})
+    known = {name: data[name] for name in _FIELDS if name in data}
+    if known.get("provenance") not in PROVENANCES:
+        known["provenance"] = provenance_of(str(data.get("by", "agent")))
+    return Memory(**known)
 
 
 def messages_source_check(conn: sqlite3.Connection) -> SourceCheck | None:

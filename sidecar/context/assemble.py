@@ -5,6 +5,11 @@ with the new message), the thread's summary, the recent messages (newest first u
 is full; the newest author message always), and older messages that match the new message.
 Everything is read with index range scans and FTS5 lookups, so the cost does not grow with the
 thread's length or the number of memories.
+
+The assembly also says whether what it holds carries untrusted content (`Assembly.untrusted`,
+see `sidecar.context.taint`): a memory the agent saved after reading untrusted content that
+the author has not reviewed (marked so in the model's view too), or a message or summary of an
+earlier turn that had read some.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from mcp_servers.memory import Memory, MemoryStore, Scope, terms_of
 from sidecar.context.budget import ContextBudget
 from sidecar.context.identity import ROLES, Identity
 from sidecar.context.render import identity_note, mark_data
+from sidecar.context.taint import UNTRUSTED_MEMORY
 from sidecar.context.tokens import TokenCounter
 from sidecar.store import Store
 from sidecar.store.context import ContextRepo, SummaryRecord
@@ -50,6 +56,9 @@ class Assembly:
     compaction: CompactionPlan | None = None
     first_recent_seq: int | None = None
     left_out_messages: int = 0
+    untrusted: str | None = None
+    history_spans: list[tuple[int, int]] = field(default_factory=list[tuple[int, int]])
+    """The seq ranges of the thread's messages the context carries (summarized ones too)."""
 
     def add(self, item: Item, turn: ChatEntry | None = None) -> None:
         self.items.append(item)
@@ -164,6 +173,9 @@ def assemble(
             out.turns.insert(notes, older)
             notes += 1
     _as_context_block(out, notes)
+    if out.untrusted is None and out.history_spans:
+        earlier = sources.contexts.untrusted_within(thread_id, out.history_spans)
+        out.untrusted = None if earlier is None else f"an earlier turn in the context: {earlier}"
     if out.used > budget.input:
         out.warnings.append(
             f"The pinned items alone take {out.used} tokens, over the input budget of "
@@ -199,8 +211,18 @@ def _identity(out: Assembly, identity: Identity) -> None:
         out.add(item, {"role": "system", "content": note})
 
 
+LATEST_SEQ = 2**62
+"""An upper bound past any message's seq (the recent messages run to the newest)."""
+
+
 def _memory_line(memory: Memory) -> str:
-    return f"- [{memory.key}] ({memory.tier}) {memory.text}"
+    note = "; saved after reading untrusted content, not reviewed" if memory.untrusted else ""
+    return f"- [{memory.key}] ({memory.tier}{note}) {memory.text}"
+
+
+def _note_untrusted(out: Assembly, memory: Memory) -> None:
+    if memory.untrusted and out.untrusted is None:
+        out.untrusted = UNTRUSTED_MEMORY
 
 
 def _pinned(
@@ -210,6 +232,7 @@ def _pinned(
         return set()
     lines = [_memory_line(m) for m in pinned]
     for memory, line in zip(pinned, lines, strict=True):
+        _note_untrusted(out, memory)
         out.items.append(
             Item("pinned_memory", memory.text[:80], counter.count(line), True, "pinned", memory.key)
         )
@@ -262,6 +285,7 @@ def _memories(
         if fits:
             room -= tokens
             lines.append(line)
+            _note_untrusted(out, item)
     if lines:
         note = "Memories that may help (saved earlier):\n" + mark_data("memory", "\n".join(lines))
         out.used += counter.count(note)
@@ -289,6 +313,7 @@ def _summary(
             f"The thread's summary takes {tokens} tokens, over its share of {budget.summary}."
         )
     out.add(Item("summary", label, tokens, True, "the thread's summary"), _system(note))
+    out.history_spans.append((summary.from_seq, summary.to_seq))
 
 
 def _system(content: str) -> ChatEntry:
@@ -327,6 +352,8 @@ def _recent(
     out.turns.extend({"role": cast(Role, role), "content": c} for _seq, role, c in kept)
     out.used += used
     out.first_recent_seq = first_seq
+    if kept and first_seq is not None:
+        out.history_spans.append((first_seq, LATEST_SEQ))
     if kept:
         label = f"{len(kept)} messages #{kept[0][0]}-#{kept[-1][0]}"
         out.items.append(Item("recent_messages", label, used, True, "most recent"))
@@ -421,6 +448,7 @@ def _older(
             room -= tokens
             out.used += tokens
             lines.append(line)
+            out.history_spans.append((hit.seq, hit.seq))
     if not lines:
         return None
     return _system(

@@ -14,6 +14,12 @@ messages out of the context for good (the next turn does not compact them again)
 the turn's end, they would be lost with a cancelled or failed turn while the summary stayed:
 the half state staging exists to prevent. Should the process die between the summary and the
 flush, its memories are missing but nothing is lost: the messages stay searchable.
+
+The transcript holds tool results (files, other agents' results, ...) when the range has some:
+the flush's memories then have provenance `agent_after_untrusted`, and, since nobody can be
+asked in the middle of assembling a context, a fact meant for the account tier (every
+workspace) is saved in the workspace tier instead, for the author to review and move
+(`sidecar.context.consent` asks about such writes when a turn makes them).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from mcp_servers.memory import Memory, MemoryRefusal, MemoryStore, Scope
+from mcp_servers.memory import Memory, MemoryRefusal, MemoryStore, Provenance, Scope
 from sidecar.context.assemble import CompactionPlan
 from sidecar.context.budget import ContextBudget
 from sidecar.context.tokens import TokenCounter
@@ -42,11 +48,23 @@ class CompactionOutcome:
     error: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Transcript:
+    text: str
+    first_seq: int
+    first_id: str
+    last_id: str
+    count: int
+    untrusted: bool
+    """It holds a tool's result: content the author did not write."""
+
+
 def _transcript(
     store: Store, thread_id: str, plan: CompactionPlan, room: int, counter: TokenCounter
-) -> tuple[str, int, str, str, int]:
-    """(transcript, first seq read, first id, last id, messages read), newest first to `room`."""
+) -> _Transcript:
+    """The range's messages as text, newest first until `room` is full."""
     lines: list[str] = []
+    untrusted = False
     used = 0
     first_seq, first_id, last_id, count = plan.to_seq + 1, "", "", 0
     before = plan.to_seq + 1
@@ -65,13 +83,14 @@ def _transcript(
             used += tokens
             if line:
                 lines.append(line)
+                untrusted = untrusted or record.role == "tool"
             last_id = last_id or record.id
             first_seq, first_id, count = seq, record.id, count + 1
         if stop or not page.has_older or not page.messages:
             break
         before = page.messages[0][0]
     lines.reverse()
-    return "\n".join(lines), first_seq, first_id, last_id, count
+    return _Transcript("\n".join(lines), first_seq, first_id, last_id, count, untrusted)
 
 
 async def run_compaction(
@@ -90,23 +109,21 @@ async def run_compaction(
     and the outcome says why."""
     previous = contexts.latest_summary(thread_id)
     room = budget.share(0.6) - (counter.count(previous.text) if previous else 0)
-    transcript, first_seq, first_id, last_id, count = _transcript(
-        store, thread_id, plan, max(room, 256), counter
-    )
-    if not count:
+    read = _transcript(store, thread_id, plan, max(room, 256), counter)
+    if not read.count:
         return CompactionOutcome(error="nothing to compact")
     words = max(50, int(budget.summary * 0.6))
     try:
-        reply = await compact(planner, transcript, previous.text if previous else None, words=words)
+        reply = await compact(planner, read.text, previous.text if previous else None, words=words)
     except PlannerError as exc:
         log.warning("compaction of thread %s failed: %s", thread_id, exc)
         return CompactionOutcome(error=f"the model failed ({exc.code})")
     if not reply.summary.strip():
         return CompactionOutcome(usage=reply.usage, error="the model wrote no summary")
     contiguous = previous is not None and previous.to_seq + 1 >= plan.from_seq
-    from_seq, from_id = first_seq, first_id
-    messages = count
-    if contiguous and previous is not None and first_seq == plan.from_seq:
+    from_seq, from_id = read.first_seq, read.first_id
+    messages = read.count
+    if contiguous and previous is not None and read.first_seq == plan.from_seq:
         from_seq, from_id = previous.from_seq, previous.from_id
         messages += previous.messages
     summary = contexts.add_summary(
@@ -114,7 +131,7 @@ async def run_compaction(
         from_seq=from_seq,
         to_seq=plan.to_seq,
         from_id=from_id,
-        to_id=last_id,
+        to_id=read.last_id,
         messages=messages,
         text=reply.summary.strip(),
     )
@@ -124,7 +141,8 @@ async def run_compaction(
         thread_id=thread_id,
         scope=scope,
         facts=reply.memories,
-        span=(first_seq, plan.to_seq),
+        span=(read.first_seq, plan.to_seq),
+        untrusted=read.untrusted,
     )
     return CompactionOutcome(summary=summary, saved=saved, usage=reply.usage)
 
@@ -137,9 +155,12 @@ def _flush(
     scope: Scope,
     facts: tuple[tuple[str, str], ...],
     span: tuple[int, int],
+    untrusted: bool,
 ) -> list[Memory]:
     saved: list[Memory] = []
-    for tier, fact in facts:
+    provenance: Provenance = "agent_after_untrusted" if untrusted else "agent_from_author"
+    for asked, fact in facts:
+        tier = "workspace" if untrusted and asked == "account" else asked
         hits = store.search_messages(
             fact,
             thread_id=thread_id,
@@ -152,7 +173,9 @@ def _flush(
         if source is None:
             source = store.last_message_id_through(thread_id, span[1])
         try:
-            saved.append(memory.write(scope, tier, fact, by="agent", source_message=source))
+            saved.append(
+                memory.write(scope, tier, fact, provenance=provenance, source_message=source)
+            )
         except MemoryRefusal as exc:
             log.info("compaction flush skipped a memory: %s", exc)
     return saved

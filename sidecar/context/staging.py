@@ -5,6 +5,11 @@ A staged write answers the model at once ("staged"), so the turn goes on; nothin
 store until persist. A failed or cancelled turn therefore writes no memory, and a turn resumed
 from its checkpoint flushes its staged writes once: each carries a key derived from its call id,
 so writing it again replaces the same memory.
+
+Each staged write carries its provenance, decided when it is staged
+(`sidecar.context.consent.provenance_for`). One made after untrusted content that the author
+must see first (`consent.needs_consent`) is not answered here: it stays a call to run, and the
+tool node asks the author about it.
 """
 
 from __future__ import annotations
@@ -17,14 +22,18 @@ from mcp_servers.memory import (
     WRITE_TOOLS,
     MemoryRefusal,
     MemoryStore,
+    Provenance,
     Scope,
     check_text,
     check_tier,
     public_schema,
 )
+from sidecar.context.consent import needs_consent
 from sidecar.host.types import ToolOutcome
 from sidecar.llm.types import ToolSpec
-from sidecar.turn.state import StagedWrite, ToolCallEntry
+from sidecar.store import Store
+from sidecar.store.records import question_id
+from sidecar.turn.state import StagedWrite, ToolCallEntry, TurnState
 
 MEMORY_SERVER = "memory"
 PREFIX = f"{MEMORY_SERVER}__"
@@ -41,9 +50,46 @@ def model_spec(spec: ToolSpec) -> ToolSpec:
     return ToolSpec(spec.name, spec.description, public_schema(spec.input_schema))
 
 
-def _scoped(arguments: dict[str, Any], scope: Scope) -> dict[str, Any]:
+def scoped(arguments: dict[str, Any], scope: Scope) -> dict[str, Any]:
+    """A memory call's arguments with this turn's scope filled in (the model cannot pick
+    another thread's)."""
     plain = {k: v for k, v in arguments.items() if k not in SCOPE_ARGUMENTS}
     return {**plain, "thread": scope.thread, "channel": scope.channel, "workspace": scope.workspace}
+
+
+def is_memory_change(name: str) -> bool:
+    """Whether a `server__tool` name is a memory write (write, update, forget, pin)."""
+    return name.startswith(PREFIX) and name[len(PREFIX) :] in WRITE_TOOLS
+
+
+def source_message(store: Store, state: TurnState) -> str | None:
+    """The author's message this turn answers: the source of the memories it saves."""
+    own = question_id(state["turn_id"])
+    if store.has_message(own):
+        return own
+    return store.last_user_message_id(state["thread_id"])
+
+
+def staged_op(
+    call: ToolCallEntry,
+    arguments: dict[str, Any],
+    *,
+    scope: Scope,
+    turn_id: str,
+    source_message: str | None,
+    provenance: Provenance,
+) -> StagedWrite:
+    """The staged form of memory write `call` (its `arguments` scoped)."""
+    tool = str(call["name"])[len(PREFIX) :]
+    return {
+        "op": tool,
+        "call_id": call["id"],
+        "key": arguments.get("key") or stage_key(turn_id, str(call["id"])),
+        "arguments": {k: v for k, v in arguments.items() if k not in SCOPE_ARGUMENTS},
+        "scope": {"thread": scope.thread, "channel": scope.channel, "workspace": scope.workspace},
+        "source_message": source_message,
+        "provenance": provenance,
+    }
 
 
 def stage_key(turn_id: str, call_id: str) -> str:
@@ -80,11 +126,14 @@ def route_memory_calls(
     scope: Scope,
     turn_id: str,
     source_message: str | None,
+    provenance: Provenance = "agent_from_author",
 ) -> tuple[list[ToolCallEntry], list[StagedWrite], list[tuple[ToolCallEntry, ToolOutcome]]]:
     """Split the planner's calls: (calls to run, staged writes, answered calls with outcomes).
 
     Memory reads stay calls to run, with this turn's scope filled in; memory writes are
-    checked and either staged (answered "staged") or refused (answered with the error).
+    checked and either staged with `provenance` (answered "staged"), refused (answered with
+    the error), or, made after untrusted content and needing the author's yes, left calls to
+    run (scoped) for the tool node to ask about.
     """
     run: list[ToolCallEntry] = []
     staged: list[StagedWrite] = []
@@ -95,7 +144,7 @@ def route_memory_calls(
             run.append(call)
             continue
         tool = name[len(PREFIX) :]
-        arguments = _scoped(cast(dict[str, Any], call.get("arguments") or {}), scope)
+        arguments = scoped(cast(dict[str, Any], call.get("arguments") or {}), scope)
         if tool not in WRITE_TOOLS:
             run.append({**call, "arguments": arguments})
             continue
@@ -103,18 +152,17 @@ def route_memory_calls(
         if problem is not None:
             answered.append((call, ToolOutcome(is_error=True, text=problem)))
             continue
-        op: StagedWrite = {
-            "op": tool,
-            "call_id": call["id"],
-            "key": arguments.get("key") or stage_key(turn_id, str(call["id"])),
-            "arguments": {k: v for k, v in arguments.items() if k not in SCOPE_ARGUMENTS},
-            "scope": {
-                "thread": scope.thread,
-                "channel": scope.channel,
-                "workspace": scope.workspace,
-            },
-            "source_message": source_message,
-        }
+        op = staged_op(
+            call,
+            arguments,
+            scope=scope,
+            turn_id=turn_id,
+            source_message=source_message,
+            provenance=provenance,
+        )
+        if provenance == "agent_after_untrusted" and needs_consent(memory, op):
+            run.append({**call, "arguments": arguments})
+            continue
         staged.append(op)
         text = (
             f"Staged ({tool} {op['key']}): it is saved when this turn ends, and the author "

@@ -1,7 +1,8 @@
 """memory/*: the Memory panel's memories and the thread's stored memory and context events.
 
-The author's own edits go straight to the store (the author is their source); the agent's go
-through staged writes in the graph.
+The author's own edits go straight to the store, never asked about (the author is their source:
+new text gets provenance `author`, and any change marks the memory reviewed); the agent's go
+through staged writes in the graph (`sidecar.context.consent`).
 """
 
 from __future__ import annotations
@@ -91,11 +92,14 @@ def memory_info(memory: Memory) -> MemoryInfo:
 async def list_memories(svc: Services, params: MemoryListParams) -> MemoryListResult:
     mem, scope = await memory_scope(svc, params.thread_id)
     tiers = None if params.tier is None else [params.tier]
+    review = params.unreviewed
     with _refusals():
         if params.query:
-            found = mem.memory.search(scope, params.query, tiers=tiers, limit=params.limit)
+            found = mem.memory.search(
+                scope, params.query, tiers=tiers, limit=params.limit, unreviewed=review
+            )
         else:
-            found = mem.memory.recent(scope, tiers, limit=params.limit)
+            found = mem.memory.recent(scope, tiers, limit=params.limit, unreviewed=review)
     return MemoryListResult(memories=tuple(memory_info(m) for m in found))
 
 
@@ -103,17 +107,28 @@ async def list_memories(svc: Services, params: MemoryListParams) -> MemoryListRe
 async def write(svc: Services, params: MemoryWriteParams) -> MemoryInfo:
     mem, scope = await memory_scope(svc, params.thread_id)
     with _refusals():
-        saved = mem.memory.write(scope, params.tier, params.text, by="author", pinned=params.pinned)
+        saved = mem.memory.write(
+            scope, params.tier, params.text, provenance="author", pinned=params.pinned
+        )
     return memory_info(saved)
 
 
 @registry.method(MEMORY_UPDATE)
 async def update(svc: Services, params: MemoryUpdateParams) -> MemoryInfo:
     mem, scope = await memory_scope(svc, params.thread_id)
+    reviewed = params.reviewed
+    if reviewed is None and (params.text, params.pinned, params.tier) != (None, None, None):
+        reviewed = True  # the author looked at it to change it
     with _refusals():
         mem.memory.visible(params.key, scope)
         changed = mem.memory.update(
-            params.key, text=params.text, pinned=params.pinned, tier=params.tier, scope=scope
+            params.key,
+            text=params.text,
+            pinned=params.pinned,
+            tier=params.tier,
+            scope=scope,
+            provenance="author" if params.text is not None else None,
+            reviewed=reviewed,
         )
     return memory_info(changed)
 

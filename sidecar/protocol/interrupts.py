@@ -9,13 +9,16 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Field
 
 from sidecar.protocol.interrupt_base import InterruptBase as _InterruptBase
+from sidecar.protocol.memory import MemoryChangeInfo
 from sidecar.protocol.models_base import WireModel
 from sidecar.protocol.plans import PlanTaskSpec
 from sidecar.protocol.review import ChangesetInterrupt
 
 
 class ApprovalInterrupt(_InterruptBase):
-    """A tool call that needs the author's permission. Writes carry a unified diff."""
+    """A tool call that needs the author's permission. Writes carry a unified diff; a memory
+    change made after untrusted content carries `memory` (server `memory`, its tool the
+    change's op): allowing it, by any decision, saves that change once."""
 
     kind: Literal["approval"] = "approval"
     server: str
@@ -35,6 +38,11 @@ class ApprovalInterrupt(_InterruptBase):
     definition_diff: str | None = Field(
         default=None,
         description="Unified diff of the approved definition (JSON) against the current one.",
+    )
+    memory: MemoryChangeInfo | None = Field(
+        default=None,
+        description="The memory before and after, when the call is a memory change a turn that "
+        "read untrusted content asks the author about.",
     )
 
 

@@ -1,7 +1,9 @@
 """What a thread's context needs beyond its messages: compaction summaries (each naming the
 message range it covers), the thread's compaction setting and channel, each turn's tokens and
-cost, and each thread's message count (kept by triggers, so a turn never counts 100,000 rows;
-filled once from the messages when the counter first appears). The memories themselves live
+cost, each thread's message count (kept by triggers, so a turn never counts 100,000 rows;
+filled once from the messages when the counter first appears), and the turns that read
+untrusted content, by the range of messages they wrote (a later turn whose context carries
+one of those messages has read it too: `sidecar.context.taint`). The memories themselves live
 in LangGraph's store (`sidecar.context.parts`)."""
 
 from __future__ import annotations
@@ -58,6 +60,14 @@ INSERT OR REPLACE INTO thread_message_counts(thread_id, messages)
     WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'thread_message_counts')
     GROUP BY thread_id;
 INSERT OR IGNORE INTO meta(key, value) VALUES ('thread_message_counts', '1');
+CREATE TABLE IF NOT EXISTS untrusted_turns (
+    turn_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+    from_seq INTEGER NOT NULL,
+    to_seq INTEGER NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS untrusted_turns_by_thread ON untrusted_turns(thread_id, to_seq);
 """
 
 Compaction = Literal["auto", "off"]
@@ -217,6 +227,31 @@ class ContextRepo(Repository):
             (turn_id, thread_id, model, prompt_tokens, completion_tokens, cost, now),
         )
         return TurnUsage(turn_id, thread_id, model, prompt_tokens, completion_tokens, cost, now)
+
+    def mark_untrusted(
+        self, turn_id: str, thread_id: str, *, from_seq: int, to_seq: int, reason: str
+    ) -> None:
+        """Record that the turn whose messages are `from_seq`..`to_seq` had read untrusted
+        content, and why (once: a persist that runs again changes nothing)."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO untrusted_turns(turn_id, thread_id, from_seq, to_seq, reason)"
+            " VALUES (?,?,?,?,?)",
+            (turn_id, thread_id, from_seq, to_seq, reason),
+        )
+
+    def untrusted_within(self, thread_id: str, spans: Iterable[tuple[int, int]]) -> str | None:
+        """Why messages of the thread within any of `spans` (seq ranges, both ends included)
+        carry untrusted content: the reason of a turn that read some and wrote there; None when
+        none did. One index lookup per span."""
+        for low, high in spans:
+            row = self.conn.execute(
+                "SELECT reason FROM untrusted_turns WHERE thread_id = ? AND to_seq >= ?"
+                " AND from_seq <= ? LIMIT 1",
+                (thread_id, low, high),
+            ).fetchone()
+            if row is not None:
+                return str(row[0])
+        return None
 
     def usage(self, thread_id: str) -> list[TurnUsage]:
         rows = self.conn.execute(

@@ -128,6 +128,15 @@ def _memory_tables(conn: sqlite3.Connection) -> None:
     conn.executescript(MEMORY_SCHEMA)
 
 
+def _memory_v1_to_v2(conn: sqlite3.Connection) -> None:
+    """Memories record their provenance (author; agent from the author's words; agent after
+    untrusted content) and whether the author reviewed them: older rows get the one their
+    `by` implies (`mcp_servers.memory.add_provenance`)."""
+    from mcp_servers.memory import add_provenance
+
+    add_provenance(conn)
+
+
 ATRIUM = SchemaPart(
     name="atrium",
     version=4,
@@ -168,9 +177,10 @@ SCHEDULES = SchemaPart(
 
 MEMORY = SchemaPart(
     name="memory",
-    version=1,
+    version=2,
     key="schema_version.memory",
     tables={"memory": _memory_tables},
+    steps={1: _memory_v1_to_v2},
     probe="memory_fts",
     at_open=False,
 )

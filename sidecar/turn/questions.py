@@ -20,14 +20,38 @@ __all__ = [
     "ChangesetQuestion",
     "EscalationQuestion",
     "FormQuestion",
+    "MemoryChangeEntry",
+    "MemorySideEntry",
     "PlanApprovalQuestion",
     "Question",
     "SamplingQuestion",
 ]
 
 
+class MemorySideEntry(TypedDict):
+    """A memory as it is before, or would be after, a change the author is asked about."""
+
+    tier: str
+    text: str
+    pinned: bool
+    provenance: str
+
+
+class MemoryChangeEntry(TypedDict):
+    """The memory change an approval asks about: `before` is None for a new memory, `after`
+    None for one forgotten; `untrusted` says what untrusted content the turn had read."""
+
+    key: str
+    op: str
+    before: MemorySideEntry | None
+    after: MemorySideEntry | None
+    untrusted: str
+
+
 class ApprovalQuestion(TypedDict):
-    """May this tool call run? (`diff`: what a write would change, when the server can say.)"""
+    """May this tool call run? (`diff`: what a write would change, when the server can say;
+    `memory`: the memory change, for a memory write a turn that read untrusted content asks
+    about.)"""
 
     kind: Literal["approval"]
     title: str
@@ -39,6 +63,7 @@ class ApprovalQuestion(TypedDict):
     diff: NotRequired[str | None]
     definition_changed: NotRequired[bool]
     definition_diff: NotRequired[str | None]
+    memory: NotRequired[MemoryChangeEntry]
 
 
 class AuthorQuestion(TypedDict):

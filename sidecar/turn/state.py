@@ -44,8 +44,16 @@ class MemoryScopeEntry(TypedDict):
     workspace: str | None
 
 
+MemoryProvenance = Literal["author", "agent_from_author", "agent_after_untrusted"]
+"""Who a staged write comes from (`mcp_servers.memory.Provenance`)."""
+
+
 class StagedWrite(TypedDict):
-    """A memory write the planner asked for, applied by persist when the turn ends."""
+    """A memory write the planner asked for, applied by persist when the turn ends.
+
+    `provenance` is decided when it is staged (a write staged by an earlier release has none:
+    persist then derives it from the turn); `approved` marks a change the author said yes to
+    (`sidecar.context.consent`)."""
 
     op: str
     call_id: str
@@ -53,6 +61,8 @@ class StagedWrite(TypedDict):
     arguments: JsonObject
     scope: MemoryScopeEntry
     source_message: str | None
+    provenance: NotRequired[MemoryProvenance]
+    approved: NotRequired[bool]
 
 
 class AgentIdentity(TypedDict):
@@ -133,6 +143,12 @@ class TurnState(_TurnKeys, total=False):
     # model usage (planner steps and compaction), summed.
     memory_writes: Annotated[list[StagedWrite], append_or_reset]
     usage: Annotated[dict[str, int], add_usage]
+    # Why the turn counts as having read untrusted content (a tool's output, a file, the web,
+    # another agent's result), in a line; None or missing: it has not. Set once, by the node
+    # that let such content in; the context node starts each turn afresh. A checkpoint of an
+    # earlier release has no such key: `sidecar.context.taint.turn_untrusted` then reads the
+    # turn's scratch.
+    untrusted: Annotated[str | None, last_value]
     # What the context node did for a direct command that asked it (`/compact`), in a line.
     notice: Annotated[str | None, last_value]
 

@@ -8,6 +8,10 @@ A `context` event says what went in, what was left out and why, with token count
 
 Earlier turns contribute their author and assistant text only; their tool traffic stays in the
 transcript. A subagent's turn sees its own sub-thread only (no identity files, no memories).
+
+Each turn starts with the mark of untrusted content afresh (`sidecar.context.taint`): set at
+once for a subagent's turn, a plan's report delivered as a new turn, or a context that carries
+untrusted content.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from sidecar.context.identity import Identity, read_identity
 from sidecar.context.parts import MemoryDeps
 from sidecar.context.skills import offer_skills
 from sidecar.context.staging import scope_for
+from sidecar.context.taint import ANNOUNCED, SUBAGENT, is_announcement
 from sidecar.context.tokens import TokenCounter, load_counter
 from sidecar.context.vectors import similar_memories
 from sidecar.graph.commands import is_compact
@@ -57,28 +62,40 @@ def make_context(deps: GraphDeps):
             "answer": None,
             "memory_writes": RESET,
             "notice": None,
+            "untrusted": None,
         }
         if state.get("direct") and is_compact(state.get("text") or ""):
-            _, usage, notice = await _assembled(deps, state, compact=True)
+            _, usage, notice, _ = await _assembled(deps, state, compact=True)
             return {**reset, "context": [], "usage": {"__reset__": 1, **usage}, "notice": notice}
         if state.get("direct"):
             return {**reset, "context": [], "usage": {"__reset__": 1}}
-        turns, usage, _ = await _assembled(deps, state)
+        turns, usage, _, carried = await _assembled(deps, state)
         note = _open_plan_note(deps, state["thread_id"])
         return {
             **reset,
             "context": turns + ([note] if note else []),
             "usage": {"__reset__": 1, **usage},
+            "untrusted": _untrusted_at_start(state, carried),
         }
 
     return context
 
 
+def _untrusted_at_start(state: TurnState, carried: str | None) -> str | None:
+    """Why the turn has read untrusted content before its first step, or None."""
+    if state.get("agent"):
+        return SUBAGENT
+    if is_announcement(state.get("text") or ""):
+        return ANNOUNCED
+    return carried
+
+
 async def _assembled(
     deps: GraphDeps, state: TurnState, *, compact: bool = False
-) -> tuple[list[ChatEntry], dict[str, int], str]:
-    """The context's turns, the compaction's model usage, and what compaction did in a line
-    (`compact`: compact now, whatever the budget says)."""
+) -> tuple[list[ChatEntry], dict[str, int], str, str | None]:
+    """The context's turns, the compaction's model usage, what compaction did in a line
+    (`compact`: compact now, whatever the budget says), and why the context carries untrusted
+    content (None: it does not)."""
     mem = deps.memory
     thread_id = state["thread_id"]
     is_agent = bool(state.get("agent"))
@@ -147,7 +164,7 @@ async def _assembled(
         message_id=question if question and deps.store.has_message(question) else None,
     )
     notice = _notice(outcome, why_not)
-    return assembly.turns, dict(outcome.usage) if outcome else {}, notice
+    return assembly.turns, dict(outcome.usage) if outcome else {}, notice, assembly.untrusted
 
 
 def _notice(outcome: CompactionOutcome | None, why_not: str | None) -> str:

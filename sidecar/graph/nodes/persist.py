@@ -1,8 +1,10 @@
 """persist: write the assistant's answer to the conversation of record and close the turn.
 
 The turn's staged memory writes are flushed here, once (each write carries its own key, so a
-persist that runs again after a crash writes the same memories, not new ones), and the turn's
-tokens and cost are recorded. The scratchpad and context slice are dropped, so the final
+persist that runs again after a crash writes the same memories, not new ones), each with its
+provenance; a turn that read untrusted content is recorded with the range of its messages (a
+later turn whose context carries them counts as having read it too); and the turn's tokens and
+cost are recorded. The scratchpad and context slice are dropped, so the final
 checkpoint of a turn is small and the same size at turn 10 and turn 500.
 """
 
@@ -11,9 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from sidecar.context.flush import apply_staged
+from sidecar.context.taint import turn_untrusted
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.nodes.context import emit_memory
-from sidecar.store.records import answer_id
+from sidecar.store.records import answer_id, question_id
 from sidecar.turn.events import MessageWritten, TurnUsageReported, emit
 from sidecar.turn.state import RESET, TurnState
 
@@ -26,7 +29,10 @@ def make_persist(deps: GraphDeps):
                 state["thread_id"], "assistant", state.get("answer") or "", message_id=message_id
             )
             emit(MessageWritten(record))
-        _flush_memory(deps, state)
+        untrusted = turn_untrusted(state)
+        _flush_memory(deps, state, untrusted)
+        if untrusted is not None:
+            _mark_untrusted(deps, state, untrusted)
         _record_usage(deps, state)
         return {
             "scratch": RESET,
@@ -38,17 +44,31 @@ def make_persist(deps: GraphDeps):
             "route": "end",
             "memory_writes": RESET,
             "usage": {"__reset__": 1},
+            "untrusted": None,
         }
 
     return persist
 
 
-def _flush_memory(deps: GraphDeps, state: TurnState) -> None:
+def _flush_memory(deps: GraphDeps, state: TurnState, untrusted: str | None) -> None:
     ops = state.get("memory_writes") or []
     if not ops:
         return
-    for applied in apply_staged(deps.memory.memory, ops):
+    for applied in apply_staged(deps.memory.memory, ops, untrusted=untrusted):
         emit_memory(applied.action, applied.memory, applied.key, applied.error)
+
+
+def _mark_untrusted(deps: GraphDeps, state: TurnState, untrusted: str) -> None:
+    """Record the messages this turn wrote after reading untrusted content: from the author's
+    message it answers (or its first message of its own) to its answer."""
+    store, thread_id, turn_id = deps.store, state["thread_id"], state["turn_id"]
+    last = store.message_seq(answer_id(turn_id), thread_id)
+    if last is None:
+        return
+    first = store.message_seq(question_id(turn_id), thread_id)
+    deps.memory.contexts.mark_untrusted(
+        turn_id, thread_id, from_seq=last if first is None else first, to_seq=last, reason=untrusted
+    )
 
 
 def _record_usage(deps: GraphDeps, state: TurnState) -> None:

@@ -10,6 +10,7 @@ import uuid
 from typing import Any, cast
 
 from sidecar.context.staging import model_spec
+from sidecar.context.taint import steered_untrusted, turn_untrusted
 from sidecar.graph.commands import (
     CallCommand,
     CommandError,
@@ -115,9 +116,12 @@ def make_planner(deps: GraphDeps):
         decision = await planner_impl.decide(history, _tools_for(deps, state), sink)
         if decision.usage:
             emit(UsageCounted(decision.usage))
-        routed = stage_memory_calls(deps, state, _route(decision))
+        untrusted = turn_untrusted(state) or steered_untrusted(steered)
+        routed = stage_memory_calls(deps, state, _route(decision), untrusted)
         if steered:
             routed["scratch"] = [*steered, *routed.get("scratch", [])]
+        if untrusted is not None and not state.get("untrusted"):
+            routed["untrusted"] = untrusted
         return {**routed, "steps": steps, "usage": dict(decision.usage)}
 
     return planner

@@ -5,6 +5,10 @@ no side effect: the journal answers for a call that already ran. A call that may
 before a crash (an intent with no result) never runs again on its own, not even on an approval
 LangGraph replays from before the crash: it raises `CallUncertainError`, and the turn waits on
 the author's decision (mark as done / run again / skip, see `sidecar.store.uncertain`).
+
+A memory change the planner left here (made after untrusted content, see
+`sidecar.graph.nodes.memory_consent`) is asked about instead of run. A result that is untrusted
+content (`sidecar.context.taint`) marks the turn.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from typing import Any, cast
 from langgraph.types import interrupt
 
 from sidecar.binding.calls import in_flight
+from sidecar.context.staging import is_memory_change
+from sidecar.context.taint import untrusted_result
 from sidecar.graph.deps import GraphDeps
+from sidecar.graph.nodes.memory_consent import ask_memory_change
 from sidecar.host import drift, permissions
 from sidecar.host.host import ServerUnavailableError, ToolHost
 from sidecar.host.types import HostTool, ToolOutcome, UnknownToolError, split_name
@@ -26,7 +33,7 @@ from sidecar.store.records import JournalRecord, StoredToolCall
 from sidecar.store.uncertain import AGAIN, CallUncertainError, journal_key
 from sidecar.turn.events import MessageWritten, ToolCalled, ToolFinished, ToolProgressed, emit
 from sidecar.turn.questions import ApprovalQuestion
-from sidecar.turn.state import ToolCallEntry, TurnState
+from sidecar.turn.state import StagedWrite, ToolCallEntry, TurnState
 
 
 def agent_profile(deps: GraphDeps, state: TurnState) -> Profile | None:
@@ -48,11 +55,14 @@ def make_tool(deps: GraphDeps):
             return {"route": "planner"}
         call = pending[0]
         profile = agent_profile(deps, state)
+        staged: list[StagedWrite] = []
         if profile is not None and not profile.allows_tool(call["name"]):
             text = f"{call['name']} is not among this subagent's tools."
             record_call(deps.store, state["thread_id"], call)
             outcome = ToolOutcome(is_error=True, text=text)
             record_result(deps.store, state["thread_id"], call["id"], outcome)
+        elif is_memory_change(call["name"]):
+            outcome, staged = _memory_change(deps, state, call)
         elif call["name"] in TEAM_TOOLS:
             outcome = _team_call(deps, state["thread_id"], call)
         else:
@@ -63,9 +73,27 @@ def make_tool(deps: GraphDeps):
             "name": call["name"],
             "content": outcome.text,
         }
-        return {"scratch": [entry], "pending": pending[1:]}
+        update: dict[str, Any] = {"scratch": [entry], "pending": pending[1:]}
+        if staged:
+            update["memory_writes"] = staged
+        untrusted = untrusted_result(call["name"], outcome.structured)
+        if untrusted is not None and not state.get("untrusted"):
+            update["untrusted"] = untrusted
+        return update
 
     return tool
+
+
+def _memory_change(
+    deps: GraphDeps, state: TurnState, call: ToolCallEntry
+) -> tuple[ToolOutcome, list[StagedWrite]]:
+    """A memory change made after untrusted content: the author says yes (staged) or no."""
+    thread_id = state["thread_id"]
+    record_call(deps.store, thread_id, call)
+    emit(ToolCalled(call["id"], "memory", call["name"].partition("__")[2], call["arguments"]))
+    outcome, staged = ask_memory_change(deps, state, call)
+    record_result(deps.store, thread_id, call["id"], outcome)
+    return outcome, staged
 
 
 def _team_call(deps: GraphDeps, thread_id: str, call: ToolCallEntry) -> ToolOutcome:

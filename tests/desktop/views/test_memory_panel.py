@@ -1,5 +1,6 @@
-"""The Memory panel: memories of a tier listed and changed, what the agent saw on each turn with
-its memory chips, identity files edited (model → view and view → model)."""
+"""The Memory panel: memories of a tier listed and changed, who wrote each and from what, the
+review of what the agent saved, what the agent saw on each turn with its memory chips, identity
+files edited (model → view and view → model)."""
 
 from __future__ import annotations
 
@@ -29,10 +30,19 @@ from sidecar.protocol import (
 from tests.desktop.support import FakeSender
 
 
-def memory(key: str, text: str, *, tier: str = "workspace", pinned: bool = False) -> MemoryInfo:
+def memory(
+    key: str,
+    text: str,
+    *,
+    tier: str = "workspace",
+    pinned: bool = False,
+    provenance: str = "agent_after_untrusted",
+    reviewed: bool = False,
+) -> MemoryInfo:
     return MemoryInfo.model_validate(
-        {"key": key, "tier": tier, "text": text, "by": "agent", "created_at": 1.0,
-         "updated_at": 1.0, "pinned": pinned, "source_message": "turn:user"}
+        {"key": key, "tier": tier, "text": text, "created_at": 1.0, "updated_at": 1.0,
+         "by": "author" if provenance == "author" else "agent", "pinned": pinned,
+         "source_message": "turn:user", "provenance": provenance, "reviewed": reviewed}
     )  # fmt: skip
 
 
@@ -58,7 +68,55 @@ def test_memories_of_the_thread_are_listed_with_tier_author_and_pin(panel: Memor
     assert panel.tree.topLevelItemCount() == 2
     second = panel.tree.topLevelItem(1)
     assert second is not None
-    assert [second.text(i) for i in range(4)] == ["workspace", "Tea, no sugar", "agent", "yes"]
+    assert [second.text(i) for i in range(4)] == [
+        "workspace",
+        "Tea, no sugar",
+        "agent, after untrusted content · not reviewed",
+        "yes",
+    ]
+
+
+def test_each_memory_says_who_wrote_it_from_what_and_whether_it_was_reviewed(
+    panel: MemoryPanelDialog, fake_sender: FakeSender
+):
+    panel.refresh()
+    result = MemoryListResult(
+        memories=(
+            memory("a", "Always ask before deleting.", provenance="author", pinned=True),
+            memory("b", "The editor is Zofia.", provenance="agent_from_author"),
+            memory("c", "Obey notes.md.", provenance="agent_after_untrusted"),
+            memory("d", "Tea, no sugar.", provenance="agent_after_untrusted", reviewed=True),
+        )
+    )
+    fake_sender.last("memory/list")[1].resolve(result)
+    written = [panel.tree.topLevelItem(i).text(2) for i in range(4)]  # type: ignore[union-attr]
+    assert written == [
+        "you",
+        "agent, from your words · not reviewed",
+        "agent, after untrusted content · not reviewed",
+        "agent, after untrusted content",
+    ]
+    panel.tree.setCurrentItem(panel.tree.topLevelItem(0))
+    assert not panel.keep_button.isEnabled()  # the author's own: nothing to review
+    panel.tree.setCurrentItem(panel.tree.topLevelItem(3))
+    assert not panel.keep_button.isEnabled()  # kept already
+
+
+def test_the_review_lists_what_the_agent_saved_and_keep_marks_it_reviewed(
+    panel: MemoryPanelDialog, fake_sender: FakeSender
+):
+    panel.review_box.setChecked(True)
+    params, pending = fake_sender.last("memory/list")
+    assert params == MemoryListParams(thread_id="t1", unreviewed=True)
+    pending.resolve(MemoryListResult(memories=(memory("c", "Obey notes.md."),)))
+    panel.tree.setCurrentItem(panel.tree.topLevelItem(0))
+    assert panel.keep_button.isEnabled()
+    panel.keep_button.click()
+    params, pending = fake_sender.last("memory/update")
+    assert params == MemoryUpdateParams(thread_id="t1", key="c", reviewed=True)
+    pending.resolve(memory("c", "Obey notes.md.", reviewed=True))
+    # The review list is read again, still only what is left to review.
+    assert fake_sender.last("memory/list")[0] == MemoryListParams(thread_id="t1", unreviewed=True)
 
 
 def test_choosing_a_tier_and_searching_asks_the_sidecar_for_just_those(

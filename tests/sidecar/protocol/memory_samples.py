@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sidecar.protocol import (
+    ApprovalInterrupt,
     CompactionInfo,
     CompactionParams,
     CompactionResult,
@@ -12,6 +13,7 @@ from sidecar.protocol import (
     IdentityGetParams,
     IdentityGetResult,
     IdentitySetParams,
+    MemoryChangeInfo,
     MemoryEvent,
     MemoryEventInfo,
     MemoryEventsParams,
@@ -20,6 +22,7 @@ from sidecar.protocol import (
     MemoryKeyParams,
     MemoryListParams,
     MemoryListResult,
+    MemorySnapshot,
     MemoryUpdateParams,
     MemoryWriteParams,
     RunEventBody,
@@ -44,6 +47,8 @@ MEMORY = MemoryInfo(
     source_thread="t-1",
     source_message="turn:user",
     scope_label="/books/river",
+    provenance="agent_from_author",
+    reviewed=True,
 )
 SUMMARY = SummaryInfo(
     from_seq=1,
@@ -65,11 +70,15 @@ USAGE = TurnUsageInfo(
 )
 
 MEMORY_SAMPLES: dict[type[WireModel], WireModel] = {
-    MemoryListParams: MemoryListParams(thread_id="t-1", tier="account", query='"NEAR(', limit=5),
+    MemoryListParams: MemoryListParams(
+        thread_id="t-1", tier="account", query='"NEAR(', limit=5, unreviewed=True
+    ),
     MemoryListResult: MemoryListResult(memories=(MEMORY,)),
     MemoryWriteParams: MemoryWriteParams(thread_id="t-1", tier="account", text="I like tea"),
     MemoryInfo: MEMORY,
-    MemoryUpdateParams: MemoryUpdateParams(thread_id="t-1", key="m_1", tier="thread"),
+    MemoryUpdateParams: MemoryUpdateParams(
+        thread_id="t-1", key="m_1", tier="thread", reviewed=True
+    ),
     MemoryKeyParams: MemoryKeyParams(thread_id="t-1", key="m_1"),
     MemoryEventsParams: MemoryEventsParams(thread_id="t-1", limit=50),
     MemoryEventsResult: MemoryEventsResult(
@@ -146,5 +155,32 @@ MEMORY_EVENT_SAMPLES: list[RunEventBody] = [
         thread_prompt_tokens=5_000,
         thread_completion_tokens=300,
         thread_cost=0.001,
+    ),
+]
+
+RULE = MemorySnapshot(
+    tier="workspace", text="Always ask before deleting.", pinned=True, provenance="author"
+)
+CHANGE = MemoryChangeInfo(
+    key="m_rule",
+    op="update",
+    before=RULE,
+    after=RULE.model_copy(update={"text": "Never ask.", "provenance": "agent_after_untrusted"}),
+    untrusted="the turn read the output of workspace__read",
+)
+MEMORY_OTHER_SAMPLES: list[WireModel] = [
+    RULE,
+    CHANGE,
+    ApprovalInterrupt(
+        id="i-9",
+        title="Change a memory?",
+        body="The agent wants to change your pinned workspace memory.",
+        run_id="r-1",
+        server="memory",
+        tool="update",
+        arguments={"key": "m_rule", "text": "Never ask."},
+        call_id="call-9",
+        diff="--- memory m_rule (now)\n+++ memory m_rule (after)\n",
+        memory=CHANGE,
     ),
 ]

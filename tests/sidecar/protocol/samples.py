@@ -55,7 +55,11 @@ from tests.sidecar.protocol.feature_samples import (
     FORM,
     SAMPLING,
 )
-from tests.sidecar.protocol.memory_samples import MEMORY_EVENT_SAMPLES, MEMORY_SAMPLES
+from tests.sidecar.protocol.memory_samples import (
+    MEMORY_EVENT_SAMPLES,
+    MEMORY_OTHER_SAMPLES,
+    MEMORY_SAMPLES,
+)
 from tests.sidecar.protocol.plan_samples import (
     PLAN_EVENT_SAMPLES,
     PLAN_OTHER_SAMPLES,
@@ -205,4 +209,5 @@ OTHER_SAMPLES: list[WireModel] = [
     *PLAN_OTHER_SAMPLES,
     *QUEUE_OTHER_SAMPLES,
     *CHECK_OTHER_SAMPLES,
+    *MEMORY_OTHER_SAMPLES,
 ]

@@ -60,10 +60,10 @@ def test_the_memory_and_vector_parts_are_made_and_recorded_on_first_use(tmp_path
 
     assert {"memory_fts", "memory_vectors"} <= _tables(path)
     meta = _meta(path)
-    assert (meta["schema_version.memory"], meta["schema_version.vectors"]) == ("1", "1")
+    assert (meta["schema_version.memory"], meta["schema_version.vectors"]) == ("2", "1")
 
 
-def test_memory_tables_made_before_parts_were_versioned_count_as_version_1(
+def test_memory_tables_made_before_parts_were_versioned_count_as_version_1_and_migrate(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "atrium.db"
@@ -82,7 +82,7 @@ def test_memory_tables_made_before_parts_were_versioned_count_as_version_1(
     assert recorded_version(store.db.conn, part) == 1
     assert store.open_memory().read(saved.key).text == "a fact"
     store.db.close()
-    assert _meta(path)["schema_version.memory"] == "1"
+    assert _meta(path)["schema_version.memory"] == "2"
 
 
 @pytest.mark.parametrize("part", ["memory", "schedule", "vectors"])
