@@ -45,6 +45,7 @@ class Coordinator:
     _cancelled: set[tuple[str, str]] = field(default_factory=set[tuple[str, str]])
     _aborted: set[str] = field(default_factory=set[str])
     _held: set[str] = field(default_factory=set[str])
+    _agent_runs: dict[tuple[str, str], str] = field(default_factory=dict[tuple[str, str], str])
 
     @asynccontextmanager
     async def slot(self, profile: Profile) -> AsyncGenerator[None]:
@@ -82,6 +83,17 @@ class Coordinator:
 
     def attempt_ended(self, plan_id: str, task_id: str) -> None:
         self._attempts.pop((plan_id, task_id), None)
+
+    def agent_run_started(self, plan_id: str, task_id: str, run_id: str) -> None:
+        """A strong agent's run (the agents server's id) works on the task now."""
+        self._agent_runs[(plan_id, task_id)] = run_id
+
+    def agent_run_ended(self, plan_id: str, task_id: str) -> None:
+        self._agent_runs.pop((plan_id, task_id), None)
+
+    def agent_run(self, plan_id: str, task_id: str) -> str | None:
+        """The agents server's id of the strong agent's run working on the task, if any."""
+        return self._agent_runs.get((plan_id, task_id))
 
     def cancel_task(self, plan_id: str, task_id: str) -> bool:
         """Stop the task's current attempt on the author's word; False if none is running."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import uuid
 from pathlib import Path
 from typing import Any, cast
 
@@ -118,6 +119,9 @@ async def _run_agent(deps: PlanDeps, ctx: AttemptContext, folder: Path) -> Attem
     call_id = f"{task.plan_id}.{task.id}.{task.attempt}.{ctx.mode}"
     tool = f"{AGENTS_SERVER}__agent_run"
     await deps.host.wait_for_tool(tool)  # just after a start, the server may still be starting
+    # The run's id on the agents server, chosen here: the main agent's messages reach it.
+    args["run_id"] = uuid.uuid4().hex
+    deps.coordinator.agent_run_started(task.plan_id, task.id, args["run_id"])
     try:
         with in_flight(AGENTS_SERVER, call_id):
             call = asyncio.ensure_future(deps.host.call(tool, args, on_progress))
@@ -130,6 +134,7 @@ async def _run_agent(deps: PlanDeps, ctx: AttemptContext, folder: Path) -> Attem
     except (UnknownToolError, ServerUnavailableError) as exc:
         return AttemptResult(status="failed", error=f"the agents server is not available: {exc}")
     finally:
+        deps.coordinator.agent_run_ended(task.plan_id, task.id)
         if call is not None and not call.done():
             call.cancel()
     return _result(outcome.structured, outcome.text, is_error=outcome.is_error)

@@ -6,8 +6,10 @@ These are the author's agent's own tools (like `atrium__delegate`), answered her
 store and the coordinator; none reaches a server. A task's result is read from its final
 envelope in the outbox, whole and paged: nothing is cut. A message to a running task is an
 envelope addressed to it (`reply_to` the call that sent it); an internal subagent reads it
-before its next step (`take_messages`). A strong agent's CLI takes no input while it runs, so a
-message to one is refused with the way on: cancel it and run the task again with the message.
+before its next step (`take_messages`). Claude Code takes it through its stream-json input as
+its next turn (the agents server's `agent_message`, to the run working on the task); Codex and
+OpenClaw take no input while they run, so a message to one is refused with the way on: cancel
+it and run the task again with the message.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from sidecar.host.types import ToolOutcome
 from sidecar.llm.types import ToolSpec
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.envelope import agent_id
-from sidecar.plans.profiles import Profile
+from sidecar.plans.profiles import AGENTS_SERVER, Profile
 from sidecar.plans.records import full_result
 from sidecar.store import Store, TaskRecord
 from sidecar.turn.state import ChatEntry, ToolCallEntry
@@ -88,7 +90,7 @@ class _Refused(Exception):
     """The call cannot be done; its message is the tool's error result."""
 
 
-def team_call(deps: PlanDeps, thread_id: str, call: ToolCallEntry) -> ToolOutcome:
+async def team_call(deps: PlanDeps, thread_id: str, call: ToolCallEntry) -> ToolOutcome:
     """Answer a team tool's call for the agent of `thread_id`."""
     arguments: dict[str, Any] = dict(call["arguments"])
     try:
@@ -98,7 +100,7 @@ def team_call(deps: PlanDeps, thread_id: str, call: ToolCallEntry) -> ToolOutcom
             case "atrium__task_result":
                 text = _result(deps.store, _task(deps.store, thread_id, arguments), arguments)
             case "atrium__task_message":
-                text = _message(deps, thread_id, call, arguments)
+                text = await _message(deps, thread_id, call, arguments)
             case "atrium__task_cancel":
                 text = _cancel(deps, thread_id, arguments)
             case name:
@@ -175,7 +177,9 @@ def _result(store: Store, task: TaskRecord, arguments: dict[str, Any]) -> str:
     return f"{page}\n{tail}"
 
 
-def _message(deps: PlanDeps, thread_id: str, call: ToolCallEntry, arguments: dict[str, Any]) -> str:
+async def _message(
+    deps: PlanDeps, thread_id: str, call: ToolCallEntry, arguments: dict[str, Any]
+) -> str:
     store = deps.store
     task = _task(store, thread_id, arguments)
     text = _required(arguments, "text")
@@ -184,11 +188,12 @@ def _message(deps: PlanDeps, thread_id: str, call: ToolCallEntry, arguments: dic
     profile: Profile | None = deps.profiles().get(task.profile)
     if profile is None:
         raise _Refused(f"task {task.id}'s profile {task.profile!r} is not configured")
+    if profile.kind == "claude_code":
+        return await _to_claude(deps, thread_id, call, task, text)
     if profile.kind != "internal":
         raise _Refused(
             f"task {task.id} runs {profile.name}, whose CLI takes no input while it works. To "
-            f"change course, cancel it ({TASK_CANCEL_TOOL}) and revise the plan (atrium__plan "
-            f"with plan_id={task.plan_id!r}) with a task that includes your message."
+            f"change course, {_WAY_ON.format(task=task.id, plan=task.plan_id)}"
         )
     store.put_envelope(
         f"{call['id']}:message",
@@ -202,6 +207,48 @@ def _message(deps: PlanDeps, thread_id: str, call: ToolCallEntry, arguments: dic
         reply_to=call["id"],
     )
     return f"Sent to task {task.id}: it reads your message before its next step."
+
+
+_WAY_ON = (
+    f"cancel it ({TASK_CANCEL_TOOL}) and revise the plan (atrium__plan with "
+    "plan_id={plan!r}) with a task that includes your message."
+)
+
+
+async def _to_claude(
+    deps: PlanDeps, thread_id: str, call: ToolCallEntry, task: TaskRecord, text: str
+) -> str:
+    """Claude Code takes a message through its stream-json input, as its next turn."""
+    run_id = deps.coordinator.agent_run(task.plan_id, task.id)
+    if run_id is None:
+        raise _Refused(
+            f"task {task.id} has no Claude Code run going right now ({task.status}); send it "
+            f"once it runs, or {_WAY_ON.format(task=task.id, plan=task.plan_id)}"
+        )
+    sent = await deps.host.call(
+        f"{AGENTS_SERVER}__agent_message", {"run_id": run_id, "text": text}, None
+    )
+    if sent.is_error:
+        raise _Refused(f"Claude Code did not take the message: {sent.text}")
+    store = deps.store
+    with store.transaction():
+        envelope_id = f"{call['id']}:message"
+        store.put_envelope(
+            envelope_id,
+            thread_id,
+            sender=agent_id(thread_id),
+            receiver=agent_id(thread_id, task.id),
+            kind="message",
+            payload={"text": text, "delivery": "stdin"},
+            plan_id=task.plan_id,
+            task_id=task.id,
+            reply_to=call["id"],
+        )
+        store.ack_envelope(envelope_id)  # delivered: the agents server wrote it to the CLI
+    return (
+        f"Sent to task {task.id}: Claude Code takes your message as its next turn, once the "
+        "turn it is in ends."
+    )
 
 
 def _cancel(deps: PlanDeps, thread_id: str, arguments: dict[str, Any]) -> str:

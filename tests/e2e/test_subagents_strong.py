@@ -23,7 +23,14 @@ import pytest
 
 from tests.e2e.harness import RpcFailure, Sidecar, event_types
 from tests.e2e.test_sidecar_model import model_env
-from tests.e2e.test_subagents import _handed_off, _is_announcement, _live, _plan, _plan_ends
+from tests.e2e.test_subagents import (
+    _handed_off,
+    _is_announcement,
+    _last_user,
+    _live,
+    _plan,
+    _plan_ends,
+)
 from tests.fakes.anthropic_messages import anthropic_server
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import RecordedRequest, Reply, ScriptedModelServer
@@ -516,3 +523,50 @@ async def test_cancelling_a_paused_plan_ends_it_as_aborted_and_announces_it(
     assert task["status"] == "cancelled"
     assert f"Plan {plan_id}: aborted." in report
     assert (late, resume_ended, unknown) == (-32045, -32046, -32044)
+
+
+async def test_the_main_agent_messages_a_working_claude_code_task_which_takes_it_as_its_next_turn(
+    sidecar_data: Path, workspace: Path, tmp_path: Path, model: ScriptedModelServer
+):
+    """The author tells the main agent to pass a word on; it calls atrium__task_message, the
+    message reaches Claude Code's stdin while it works, and its run goes on to that turn."""
+    log = tmp_path / "fake.log"
+    ids: dict[str, str] = {}
+    note = "Use British spelling."
+
+    def respond(request: RecordedRequest) -> Reply:
+        messages = request.body["messages"]
+        if "Tell the drafter" in _last_user(request) and messages[-1]["role"] != "tool":
+            arguments = {"plan_id": ids["plan"], "task_id": "a", "text": note}
+            return Reply.tool_call("atrium__task_message", arguments)
+        return Reply.text(answer_text(TOLD))
+
+    model.fallback = respond
+    env = {
+        "ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)),
+        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "t.jsonl", ends=True)),
+        "FAKE_CLI_HANG_AFTER": "2",
+        "FAKE_CLI_RELEASE_AFTER_MESSAGES": "1",
+        "FAKE_CLI_LOG": str(log),
+        **model_env(model),
+    }
+    agent = await Sidecar.start(sidecar_data, workspace, **env)
+    try:
+        thread_id, ids["plan"] = await _plan_running_claude(agent, "messaged")
+        run = await agent.call(
+            "run/start", {"thread_id": thread_id, "text": "Tell the drafter about spelling."}
+        )
+        turn = await agent.run_to_end(run["run_id"], within=90)
+        _events, report = await _plan_ends(agent, thread_id, "completed", within=90)
+        ref = {"thread_id": thread_id, "plan_id": ids["plan"], "task_id": "a"}
+        envelopes = (await agent.call("task/envelopes", ref))["envelopes"]
+    finally:
+        await agent.kill()
+    [result] = [e.event for e in turn if e.event.type == "tool_result"]
+    assert "takes your message as its next turn" in result.content  # type: ignore[union-attr]
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    written = [e["line"] for e in logged if e.get("kind") == "stdin"]
+    assert any(note in json.dumps(line) for line in written)
+    [message] = [e for e in envelopes if e["kind"] == "message"]
+    assert message["payload"]["text"] == note and message["acked_at"] is not None
+    assert "[succeeded] a (Draft)" in report

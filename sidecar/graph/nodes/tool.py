@@ -64,7 +64,7 @@ def make_tool(deps: GraphDeps):
         elif is_memory_change(call["name"]):
             outcome, staged = _memory_change(deps, state, call)
         elif call["name"] in TEAM_TOOLS:
-            outcome = _team_call(deps, state["thread_id"], call)
+            outcome = await _team_call(deps, state["thread_id"], call)
         else:
             outcome = await run_call(deps, state["thread_id"], call)
         entry = {
@@ -96,7 +96,7 @@ def _memory_change(
     return outcome, staged
 
 
-def _team_call(deps: GraphDeps, thread_id: str, call: ToolCallEntry) -> ToolOutcome:
+async def _team_call(deps: GraphDeps, thread_id: str, call: ToolCallEntry) -> ToolOutcome:
     """The main agent's team tools: answered from the plans, once per call (a re-run after a
     crash finds the recorded result)."""
     record_call(deps.store, thread_id, call)
@@ -105,7 +105,7 @@ def _team_call(deps: GraphDeps, thread_id: str, call: ToolCallEntry) -> ToolOutc
     if recorded is not None:
         outcome = ToolOutcome(is_error=recorded.is_error, text=recorded.content)
     else:
-        outcome = team_call(deps, thread_id, call)
+        outcome = await team_call(deps, thread_id, call)
     record_result(deps.store, thread_id, call["id"], outcome)
     return outcome
 
