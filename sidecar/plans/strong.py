@@ -99,7 +99,7 @@ async def _run_agent(deps: PlanDeps, ctx: AttemptContext, folder: Path) -> Attem
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         del progress, total
-        report = _progress_report(message)
+        report = progress_report(message)
         if report.session_ref is not None:  # a restart resumes this session, not a new one
             node_context.run(
                 change_task, deps.store, task.plan_id, task.id, session_ref=report.session_ref
@@ -181,7 +181,7 @@ def fresh_dir(deps: PlanDeps, ctx: AttemptContext) -> Path:
     return target
 
 
-def _progress_report(message: str | None) -> AttemptReport:
+def progress_report(message: str | None) -> AttemptReport:
     """A strong agent's normalized event (JSON in the progress message) as a report: relayed
     as progress of its agents call, with the event's type as the task's activity."""
     kind = "activity"
@@ -197,7 +197,9 @@ def _progress_report(message: str | None) -> AttemptReport:
         else:
             kind = "note"
     progress = ToolProgressed(call_id="agent", progress=0, message=message)
-    if kind == "heartbeat":  # the agents server's, in the agent's silence: no activity
+    if kind == "heartbeat" or (kind == "state_hint" and event.get("hint") in _HOST_HINTS):
+        # The agents server's own (a beat in the agent's silence, a message it wrote to the
+        # agent): no activity of the agent's.
         return AttemptReport(event=progress, heartbeat=True)
     if kind == "usage":
         return AttemptReport(event=progress, usage=_usage(event))
@@ -205,6 +207,9 @@ def _progress_report(message: str | None) -> AttemptReport:
     if isinstance(session, str) and session:
         return AttemptReport(activity="session started", event=progress, session_ref=session)
     return AttemptReport(activity=kind.replace("_", " "), event=progress)
+
+
+_HOST_HINTS = frozenset({"message_sent"})
 
 
 def _usage(event: dict[str, Any]) -> UsageSoFar:
