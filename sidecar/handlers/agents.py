@@ -38,4 +38,8 @@ async def list_providers(svc: Services, params: AgentsEmpty) -> AgentProvidersRe
         providers = tuple(AgentProviderInfo.model_validate(row) for row in rows)
     except ValidationError as exc:
         return AgentProvidersResult(error=f"unexpected report from the agents server: {exc}")
+    # The roster's availability follows the newest report.
+    svc.coordinator.missing_providers = {
+        p.provider: p.hint or "its CLI was not found" for p in providers if not p.installed
+    }
     return AgentProvidersResult(providers=providers)

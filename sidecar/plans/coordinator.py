@@ -46,6 +46,9 @@ class Coordinator:
     _aborted: set[str] = field(default_factory=set[str])
     _held: set[str] = field(default_factory=set[str])
     _agent_runs: dict[tuple[str, str], str] = field(default_factory=dict[tuple[str, str], str])
+    missing_providers: dict[str, str] = field(default_factory=dict[str, str])
+    """The strong agents' CLIs the agents server last reported missing (provider → how to
+    install it): the roster's availability."""
 
     @asynccontextmanager
     async def slot(self, profile: Profile) -> AsyncGenerator[None]:
@@ -62,6 +65,11 @@ class Coordinator:
                 yield
             finally:
                 slots.running -= 1
+
+    def running(self, profile_id: str) -> int:
+        """The profile's runs holding a slot now."""
+        slots = self._slots.get(profile_id)
+        return slots.running if slots is not None else 0
 
     def peak(self, profile_id: str) -> int:
         """The most runs of the profile that held a slot at once since this process started."""

@@ -33,6 +33,8 @@ class TaskSpec:
     success_criteria: str = ""
     optional: bool = False
     """Cut (skipped, not run) when the plan's budget is 80% spent before the task starts."""
+    writes: bool = False
+    """The task changes files: a read-only profile cannot take it (the roster reassigns it)."""
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "depends_on": list(self.depends_on)}
@@ -66,10 +68,14 @@ def _parse_task(item: object, n: int) -> TaskSpec:
     optional = data.get("optional", False)
     if not isinstance(optional, bool):
         raise PlanError(f"task {fields['id']!r}: optional must be true or false")
+    writes = data.get("writes", False)
+    if not isinstance(writes, bool):
+        raise PlanError(f"task {fields['id']!r}: writes must be true or false")
     return TaskSpec(
         depends_on=tuple(cast(list[str], deps)),
         success_criteria=criteria if isinstance(criteria, str) else str(criteria),
         optional=optional,
+        writes=writes,
         **fields,
     )
 

@@ -12,6 +12,7 @@ from sidecar.plans.envelope import agent_id
 from sidecar.plans.finish import finish_task
 from sidecar.plans.profiles import Profile
 from sidecar.plans.records import change_task
+from sidecar.plans.roster import ranked, reach, roster
 from sidecar.store import Store, TaskRecord
 from sidecar.turn.questions import EscalationQuestion, Question
 from sidecar.turn.state import SubagentInput
@@ -46,6 +47,20 @@ async def out_of_attempts(
         change_task(deps.store, task.plan_id, task.id, profile=new_profile.id)
         return new_profile
     return profile
+
+
+def _reassignable(deps: PlanDeps, task: TaskRecord) -> list[str]:
+    """The profiles the task may be reassigned to: the available ones but its own, best first
+    (the roster's ranking), so the dialog's choice starts on the best of them."""
+    profiles = deps.profiles()
+    current = profiles.get(task.profile)
+    needs = reach(current) if current is not None else None
+    entries = roster(profiles, deps.coordinator)
+    return [
+        e.profile.id
+        for e in ranked(entries, task.profile, needs=needs)
+        if e.profile.id != task.profile
+    ]
 
 
 def handoff(
@@ -100,7 +115,7 @@ async def _escalate(
         "reason": reason if reason in ("stalled", "budget") else "failed",
         "attempts": task.attempt,
         "error": error,
-        "profiles": sorted(profiles),
+        "profiles": _reassignable(deps, task),
     }
     change_task(deps.store, task.plan_id, task.id, status="waiting", activity="waiting for you")
     answer = await ask_author(payload, task)

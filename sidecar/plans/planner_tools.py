@@ -28,6 +28,11 @@ _TASK_SCHEMA: dict[str, Any] = {
             "description": "What a checker verifies before the task counts as done: prose for "
             "a verifier, or 'run: <python>' (exit code 0 passes) run in the sandbox.",
         },
+        "writes": {
+            "type": "boolean",
+            "description": "True when the task changes files: it goes to a profile that may "
+            "write (a read-only one is replaced by the best that may).",
+        },
         "optional": {
             "type": "boolean",
             "description": "Nice to have, not needed for the goal: skipped if the plan's "
@@ -39,15 +44,16 @@ _TASK_SCHEMA: dict[str, Any] = {
 
 
 def dispatch_specs(profiles: dict[str, str]) -> list[ToolSpec]:
-    """The tool specs, naming the profiles (id: name) the planner may choose from."""
-    known = "; ".join(f"{pid}: {name}" for pid, name in sorted(profiles.items()))
+    """The tool specs, describing the profiles the planner may choose from (id → its roster
+    line: `id: name (kind; reach; model; tools; availability)`)."""
+    known = "; ".join(line for _pid, line in sorted(profiles.items()))
     delegate = ToolSpec(
         name=DELEGATE,
         description=(
             "Hand one or more (up to 64) independent tasks to subagents, which run in "
             "parallel, each knowing only its task. Returns each task's status, findings, "
             "changed files and "
-            f"stats. Profiles: {known}."
+            f"stats. Give a task that changes files a profile that may write. Profiles: {known}."
         ),
         input_schema={
             "type": "object",

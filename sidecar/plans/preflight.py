@@ -17,6 +17,7 @@ from sidecar.host.types import UnknownToolError
 from sidecar.plans.dag import PlanError, TaskSpec
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.profiles import Profile
+from sidecar.plans.roster import ranked, reach, roster
 from sidecar.plans.strong import PROVIDERS
 
 log = logging.getLogger(__name__)
@@ -37,8 +38,12 @@ async def check_agents(deps: PlanDeps, tasks: list[TaskSpec]) -> None:
     if not wanted:
         return
     missing = await _missing(deps)
+    if missing is None:
+        return
+    deps.coordinator.missing_providers = missing
     problems = [
         f"task {task.id!r}: {profile.name} is not installed here ({missing[provider]})"
+        + _instead(deps, profile)
         for provider, uses in wanted.items()
         if provider in missing
         for task, profile in uses
@@ -47,15 +52,23 @@ async def check_agents(deps: PlanDeps, tasks: list[TaskSpec]) -> None:
         raise PlanError("; ".join(problems) + ". Install it, or give the task another profile.")
 
 
-async def _missing(deps: PlanDeps) -> dict[str, str]:
-    """Provider → how to install it, for each CLI the agents server reports missing."""
+def _instead(deps: PlanDeps, profile: Profile) -> str:
+    """The available profiles that could take the task instead, best first."""
+    entries = roster(deps.profiles(), deps.coordinator)
+    others = [e.profile.id for e in ranked(entries, profile.id, needs=reach(profile))][:3]
+    return f"; available instead: {', '.join(others)}" if others else ""
+
+
+async def _missing(deps: PlanDeps) -> dict[str, str] | None:
+    """Provider → how to install it, for each CLI the agents server reports missing (None:
+    no report could be had)."""
     try:
         await deps.host.wait_ready()
         await deps.host.wait_starting(STARTING_WAIT_S)
         outcome = await deps.host.call(PROVIDERS_TOOL, {})
     except (UnknownToolError, ServerUnavailableError) as exc:
         log.info("no provider report before plan approval: %s", exc)
-        return {}
+        return None
     rows = cast(list[Any], (outcome.structured or {}).get("providers") or [])
     found: dict[str, str] = {}
     for row in rows:

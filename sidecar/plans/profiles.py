@@ -21,6 +21,17 @@ log = logging.getLogger(__name__)
 Kind: TypeAlias = Literal["internal", "claude_code", "codex", "openclaw"]
 Workdir: TypeAlias = Literal["workspace", "fresh", "worktree"]
 STRONG_KINDS: frozenset[str] = frozenset({"claude_code", "codex", "openclaw"})
+READ_ONLY_WITHHELD: frozenset[str] = frozenset(
+    {
+        "workspace__write",
+        "workspace__edit",
+        "workspace__delete",
+        "workspace__move",
+        "sandbox__run_python",
+    }
+)
+"""The built-in tools that change what the author has (or run code that may): a read-only
+profile's agents are not given them."""
 AGENTS_SERVER = "agents"
 
 
@@ -48,6 +59,14 @@ class Profile(BaseModel):
     workdir: Workdir = "workspace"
     skills_allowed: tuple[str, ...] = ()
     skills_denied: tuple[str, ...] = ()
+    read_only: bool = False
+    """Its agent changes nothing: a strong agent's CLI runs with its own read-only controls
+    (Claude Code's permission mode, Codex's sandbox); an internal one's writing tools are
+    withheld."""
+    native_tools_allowed: tuple[str, ...] = ()
+    """A strong agent's own tool rules, passed to its CLI where it takes them (Claude Code's
+    allowed tools, e.g. `Read`, `Bash(git log:*)`)."""
+    native_tools_denied: tuple[str, ...] = ()
 
     @property
     def strong(self) -> bool:
@@ -57,6 +76,8 @@ class Profile(BaseModel):
         """Whether a tool (`<server>__<tool>`) is in this profile's reach. A strong agent does
         its own work; its tools are the CLI's, not Atrium's."""
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.tools_denied):
+            return False
+        if self.read_only and name in READ_ONLY_WITHHELD:
             return False
         if not self.tools_allowed:
             return True

@@ -83,7 +83,7 @@ async def _run_agent(deps: PlanDeps, ctx: AttemptContext, folder: Path) -> Attem
         "working_dir": str(folder),
         "session": "resume" if resume else "new",
         "timeout_s": profile.timeout,
-        "tool_policy": {"mode": "workspace_write"},
+        "tool_policy": tool_policy(profile),
     }
     if resume:
         args["native_session_id"] = task.session_ref
@@ -155,6 +155,18 @@ def _count_usage(ctx: AttemptContext, report: AttemptReport) -> AttemptReport:
     if usage.cost is not None:
         ctx.cost = usage.cost
     return report
+
+
+def tool_policy(profile: Profile) -> dict[str, Any]:
+    """The profile's reach as the agents server's tool policy, which each controller maps to
+    its CLI's own controls (read-only: Claude Code's permission mode without file edits,
+    Codex's `read-only` sandbox); its native allow and deny lists go through as they are."""
+    policy: dict[str, Any] = {"mode": "read_only" if profile.read_only else "workspace_write"}
+    if profile.native_tools_allowed:
+        policy["allowed_tools"] = list(profile.native_tools_allowed)
+    if profile.native_tools_denied:
+        policy["disallowed_tools"] = list(profile.native_tools_denied)
+    return policy
 
 
 def resumption(task: TaskRecord, profile: Profile) -> str:

@@ -80,6 +80,16 @@ class ProfileInfo(WireModel):
     skills_denied: tuple[str, ...] = Field(
         default=(), description="Skill-name globs never offered."
     )
+    read_only: bool = Field(
+        default=False,
+        description="Its agent changes nothing (a strong agent's CLI runs read-only).",
+    )
+    native_tools_allowed: tuple[str, ...] = Field(
+        default=(), description="A strong agent's own tool rules its CLI allows (Claude Code)."
+    )
+    native_tools_denied: tuple[str, ...] = Field(
+        default=(), description="A strong agent's own tool rules its CLI refuses."
+    )
 
 
 class PlanTaskSpec(WireModel):
@@ -93,6 +103,9 @@ class PlanTaskSpec(WireModel):
     success_criteria: str = ""
     optional: bool = Field(
         default=False, description="Cut (skipped) if the plan's budget is 80% spent first."
+    )
+    writes: bool = Field(
+        default=False, description="It changes files: only a profile that may write takes it."
     )
 
 

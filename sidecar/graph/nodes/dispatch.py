@@ -39,6 +39,7 @@ from sidecar.plans.planner_tools import plan_request
 from sidecar.plans.preflight import check_agents
 from sidecar.plans.records import emit_plan
 from sidecar.plans.report import plan_outcome, plan_report
+from sidecar.plans.roster import fit_reach, roster
 from sidecar.plans.routines import approve_instance, approved_instance
 from sidecar.plans.runner import run_task
 from sidecar.plans.shapes import completed_specs, task_spec, validate_edit
@@ -198,6 +199,7 @@ def _store_plan(deps: GraphDeps, state: TurnState, call: ToolCallEntry) -> tuple
         completed=completed_specs(store, plan_id),
         max_tasks=MAX_TASKS if request.needs_approval else MAX_DELEGATED,
     )
+    ordered, moved = fit_reach(ordered, roster(profiles, deps.coordinator))
     depth = int((state.get("agent") or {}).get("depth", 0)) + 1
     for task in ordered:
         if profiles[task.profile].max_depth < depth:
@@ -211,6 +213,10 @@ def _store_plan(deps: GraphDeps, state: TurnState, call: ToolCallEntry) -> tuple
     if existing.version == 0 or existing.call_id != call["id"]:
         record_budget(deps, plan_id, cast(dict[str, Any], call.get("arguments") or {}))
         store.replace_open_tasks(plan_id, request.goal, [t.to_json() for t in ordered])
+        for task_id, why in moved.items():  # shown on the task, in the plan dialog and tree
+            task = store.get_task(plan_id, task_id)
+            if task is not None:
+                store.update_task_from(task, activity=why)
         store.set_plan_status(plan_id, "awaiting_approval", call_id=call["id"])
     return plan_id, request
 

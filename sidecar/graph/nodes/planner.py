@@ -36,6 +36,7 @@ from sidecar.plans.planner_tools import (
     plan_arguments,
 )
 from sidecar.plans.profiles import AGENTS_SERVER
+from sidecar.plans.roster import roster
 from sidecar.plans.routines import RoutineError, instantiate
 from sidecar.plans.routines import load as load_routine
 from sidecar.plans.skill_composer import material_for, skill_task
@@ -163,7 +164,8 @@ def _tools_for(deps: GraphDeps, state: TurnState) -> list[ToolSpec]:
     depth = int((state.get("agent") or {}).get("depth", 0))
     profiles = deps.profiles()
     if profile is None or (profile.may_spawn and depth < profile.max_depth):
-        usable = {p.id: p.name for p in profiles.values() if p.max_depth > depth}
+        entries = roster(profiles, deps.coordinator)
+        usable = {e.profile.id: e.line() for e in entries if e.profile.max_depth > depth}
         if usable:
             tools.extend(dispatch_specs(usable))
     return tools
