@@ -74,6 +74,15 @@ class PlanApprovalDialog(QDialog):
             body.setTextFormat(Qt.TextFormat.PlainText)
             body.setWordWrap(True)
             layout.addWidget(body)
+        self.estimate_label = QLabel(self.interrupt.estimate or "")
+        self.estimate_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.estimate_label.setWordWrap(True)
+        self.estimate_label.setToolTip(
+            "A guide from earlier tasks of the same profiles; a budget in the plan is what "
+            "stops it."
+        )
+        self.estimate_label.setVisible(bool(self.interrupt.estimate))
+        layout.addWidget(self.estimate_label)
 
     def _build_table(self, layout: QVBoxLayout) -> None:
         self.table = QTableWidget(0, len(COLUMNS))

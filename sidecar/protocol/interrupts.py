@@ -103,6 +103,13 @@ class PlanApprovalInterrupt(_InterruptBase):
     goal: str
     tasks: tuple[PlanTaskSpec, ...]
     profiles: tuple[str, ...] = Field(default=(), description="Profile ids tasks may go to.")
+    estimate_tokens: int | None = Field(
+        default=None, description="Tokens the plan will likely use (from earlier tasks)."
+    )
+    estimate_cost: float | None = Field(
+        default=None, description="USD it will likely cost; None where a price is unknown."
+    )
+    estimate: str | None = Field(default=None, description="The estimate in a sentence.")
 
 
 class EscalationInterrupt(_InterruptBase):

@@ -243,6 +243,17 @@ class PlanRepo(Repository):
             found.append((int(version), TaskRecord(**data)))
         return found
 
+    def finished_usage(self, profile: str, limit: int) -> list[tuple[int, float]]:
+        """(tokens, cost) of the profile's newest succeeded tasks, newest first: the evidence
+        for what its next task will use."""
+        rows = self.conn.execute(
+            "SELECT tokens_in + tokens_out, cost FROM tasks"
+            " WHERE profile = ? AND status = 'succeeded' AND tokens_in + tokens_out > 0"
+            " ORDER BY finished_at DESC LIMIT ?",
+            (profile, limit),
+        ).fetchall()
+        return [(int(tokens), float(cost)) for tokens, cost in rows]
+
     def tasks(self, plan_id: str) -> list[TaskRecord]:
         rows = self.conn.execute(
             "SELECT * FROM tasks WHERE plan_id = ? ORDER BY seq, id", (plan_id,)

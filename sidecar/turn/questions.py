@@ -87,6 +87,10 @@ class PlanApprovalQuestion(TypedDict):
     goal: str
     tasks: list[JsonObject]
     profiles: list[str]
+    estimate_tokens: NotRequired[int]
+    estimate_cost: NotRequired[float | None]
+    estimate: NotRequired[str]
+    """What the plan will likely use, in a sentence (`sidecar.plans.estimate`)."""
 
 
 class EscalationQuestion(TypedDict):

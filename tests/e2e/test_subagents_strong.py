@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from sidecar.plans.estimate import TYPICAL_TOKENS
 from tests.e2e.harness import RpcFailure, Sidecar, event_types
 from tests.e2e.test_sidecar_model import model_env
 from tests.e2e.test_subagents import (
@@ -432,6 +433,9 @@ async def _plan_running_claude(agent: Sidecar, goal: str) -> tuple[str, str]:
         for e in await agent.run_to_end(run["run_id"])
         if e.event.type == "interrupt"
     ]
+    # Before approval the author sees what it will likely use (no earlier tasks here).
+    assert approval.estimate_tokens == TYPICAL_TOKENS["strong"]
+    assert approval.estimate.startswith("Estimated: about 80,000 tokens")
     approve = {"decision": "approve"}
     resumed = await agent.call(
         "run/resume", {"thread_id": thread_id, "interrupt_id": approval.id, "value": approve}

@@ -34,6 +34,7 @@ from sidecar.plans.dag import (
     validate_plan,
 )
 from sidecar.plans.delegation import mint_for_plan
+from sidecar.plans.estimate import configured_model, estimate
 from sidecar.plans.plan_budget import parse_budget, record_budget
 from sidecar.plans.planner_tools import plan_request
 from sidecar.plans.preflight import check_agents
@@ -225,7 +226,9 @@ def _approval_payload(deps: GraphDeps, plan_id: str) -> PlanApprovalQuestion:
     store = deps.store
     plan = store.get_plan(plan_id)
     assert plan is not None
-    tasks = [task_spec(t).to_json() for t in store.tasks(plan_id) if t.status != "succeeded"]
+    open_tasks = [task_spec(t) for t in store.tasks(plan_id) if t.status != "succeeded"]
+    tasks = [t.to_json() for t in open_tasks]
+    guess = estimate(store, open_tasks, deps.profiles(), configured_model(deps.planner()))
     return {
         "kind": "plan_approval",
         "title": "Approve the plan?",
@@ -235,6 +238,9 @@ def _approval_payload(deps: GraphDeps, plan_id: str) -> PlanApprovalQuestion:
         "goal": plan.goal,
         "tasks": tasks,
         "profiles": sorted(deps.profiles()),
+        "estimate_tokens": guess.tokens,
+        "estimate_cost": guess.cost,
+        "estimate": guess.describe(),
     }
 
 

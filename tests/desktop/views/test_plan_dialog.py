@@ -138,3 +138,15 @@ def test_without_listed_profiles_the_profile_is_typed(qtbot: QtBot):
     ((_, value),) = got
     assert isinstance(value, PlanApprovalValue) and value.tasks is not None
     assert value.tasks[0].profile == "researcher"
+
+
+def test_the_estimate_is_shown_above_the_tasks_only_when_there_is_one(qtbot: QtBot):
+    sentence = "Estimated: about 60,000 tokens, about $0.42 (3 task(s) from their profile's …)."
+    proposal = plan_approval("ip").model_copy(
+        update={"estimate": sentence, "estimate_tokens": 60_000, "estimate_cost": 0.42}
+    )
+    dialog = PlanApprovalDialog(proposal, "Chapter")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.estimate_label.isVisible() and dialog.estimate_label.text() == sentence
+    assert not build(qtbot).estimate_label.isVisible()
