@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from sidecar.store import PlanRecord, Store, TaskRecord
 
+TASK_WRONG_MARK = "The checker says the task itself is wrong"
+"""How a task's error begins when its checker found the task itself wrong
+(`sidecar.plans.verify.TASK_WRONG`)."""
+
 RESUMED = "resumed"
 """The payload key of the observation that says how a task a restart or a pause left running
 was taken up (`sidecar.plans.runner`)."""
@@ -36,7 +40,7 @@ def plan_report(store: Store, plan: PlanRecord, status: str, tasks: list[TaskRec
     for e in envelopes:
         if e.kind == "observation" and isinstance(how := e.payload.get(RESUMED), str):
             resumed.setdefault(e.task_id, []).append(how)
-    lines = [f"Plan {plan_id}: {status}."]
+    lines = [f"Plan {plan_id}: {status}.", f"Goal: {plan.goal}"]
     for task in tasks:
         envelope = finals.get(task.id)
         payload = envelope.payload if envelope is not None else {}
@@ -61,6 +65,12 @@ def plan_report(store: Store, plan: PlanRecord, status: str, tasks: list[TaskRec
         for version, task in replaced:
             why = f": {task.error}" if task.error else ""
             lines.append(f"- v{version} [{task.status}] {task.id} ({task.title}){why}")
+    wrong = [t.id for t in tasks if t.error and t.error.startswith(TASK_WRONG_MARK)]
+    if wrong:
+        lines.append(
+            f"The checker says task(s) {', '.join(wrong)} cannot be done as written: propose a "
+            f"revised plan (atrium__plan with plan_id={plan_id!r}) that changes them."
+        )
     if status == "failed":
         lines.append(
             f"Some tasks did not succeed. To revise the plan call atrium__plan with "

@@ -205,6 +205,9 @@ async def _settle(
     if verdict is None or verdict.passed:
         finish_task(deps, inp, task, "succeeded", result=result)
         return None
+    if verdict.task_wrong:  # no revision can pass it: the task fails, the plan must change
+        finish_task(deps, inp, task, "failed", error=verdict.feedback(), result=result)
+        return None
     return replace(result, status="failed", error=verdict.feedback())
 
 

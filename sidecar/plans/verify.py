@@ -35,6 +35,7 @@ from sidecar.plans.deps import PlanDeps
 from sidecar.plans.envelope import agent_id
 from sidecar.plans.profiles import Profile
 from sidecar.plans.records import change_task
+from sidecar.plans.report import TASK_WRONG_MARK
 from sidecar.store import Store, TaskRecord
 from sidecar.turn.events import SubagentRelayed, TaskChecked, emit
 from sidecar.turn.questions import Question
@@ -53,10 +54,12 @@ VERIFIER = Profile(
     max_attempts=1,
 )
 CHECK_FAILED = "The check of the result failed:"
+TASK_WRONG = f"{TASK_WRONG_MARK}, so the plan must change:"
 _COMMAND_TIMEOUT = 300.0
 _TAIL = 2000
 _VERDICT = re.compile(
-    r"^[\s*_#>`\"']*(PASS|FAIL|APPROVE|REJECT)(?:ED|D)?\b[\s*_:.\-—]*(.*)$", re.IGNORECASE
+    r"^[\s*_#>`\"']*(PASS|FAIL|APPROVE|REJECT|TASK[ _]WRONG)(?:ED|D)?\b[\s*_:.\-—]*(.*)$",
+    re.IGNORECASE,
 )
 _PASSES = frozenset({"PASS", "APPROVE"})
 
@@ -66,9 +69,15 @@ class Verdict:
     passed: bool
     reasons: str
     method: str  # "model" or "command"
+    task_wrong: bool = False
+    """The checker says the task itself cannot be done as written (its criteria contradict its
+    objective, or it asks for something impossible or wrong): no revision can pass it, the plan
+    must change."""
 
     def feedback(self) -> str:
         """What the executing agent is told when its result failed the check."""
+        if self.task_wrong:
+            return f"{TASK_WRONG} {self.reasons}"
         if self.method == "review":
             return f"{CHECK_FAILED} the reviewer asks for changes:\n{self.reasons}"
         return f"{CHECK_FAILED} {self.reasons}"
@@ -248,7 +257,9 @@ def verifier_prompt(task: TaskRecord, result: AttemptResult, criteria: str) -> s
     lines += [
         "",
         "Answer PASS on the first line if the result meets every criterion, else FAIL; "
-        "then give the reasons, one per line.",
+        "then give the reasons, one per line. If the task itself cannot be done as written "
+        "(its criteria contradict its objective, or it asks for something impossible or "
+        "wrong), answer TASK_WRONG on the first line and say why: the plan must change.",
     ]
     return "\n".join(lines)
 
@@ -330,7 +341,8 @@ def parse_verdict(answer: str) -> Verdict:
             False, f"the verifier answered neither PASS nor FAIL: {answer.strip()[:_TAIL]}", "model"
         )
     reasons = "\n".join([match.group(2).strip(), *lines[1:]]).strip()
-    passed = match.group(1).upper() in _PASSES
+    word = match.group(1).upper().replace(" ", "_")
+    passed = word in _PASSES
     if not reasons:
         reasons = "the result meets the criteria" if passed else "no reason given"
-    return Verdict(passed, reasons[:_TAIL], "model")
+    return Verdict(passed, reasons[:_TAIL], "model", task_wrong=word == "TASK_WRONG")

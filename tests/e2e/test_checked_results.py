@@ -128,6 +128,37 @@ async def test_a_rejected_result_goes_back_with_the_verifiers_reason_and_then_pa
     assert {c["method"] for c in checks} == {"model"}
 
 
+async def test_a_task_its_checker_finds_wrong_fails_at_once_and_the_report_asks_for_a_replan(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    """No revision can pass a task whose criteria contradict its objective: it fails after
+    one check (no rounds of revising), and the plan's report asks the main agent to revise
+    the plan."""
+
+    def respond(request: RecordedRequest) -> Reply:
+        if _is_check(request):
+            return Reply.text(answer_text("TASK_WRONG\nIt asks for a river in a desert town."))
+        if _is_announcement(request):
+            return Reply.text(answer_text("The plan needs changing."))
+        return Reply.text(answer_text("There is no river."))
+
+    model.fallback = respond
+    task = {**_task("a"), "success_criteria": "The answer names the town's river."}
+    thread_id = await _run_plan(agent, [task])
+    events, report = await _plan_ends(agent, thread_id, "failed")
+    failed = (await _tasks(agent, thread_id))["a"]
+    assert (failed["status"], failed["attempt"]) == ("failed", 1)
+    assert failed["error"] == (
+        "The checker says the task itself is wrong, so the plan must change: It asks for a "
+        "river in a desert town."
+    )
+    assert [c["verdict"] for c in _checks(events)] == ["running", "fail"]
+    assert "The checker says task(s) a cannot be done as written: propose a revised plan" in (
+        report
+    )
+    assert sum(_is_check(r) for r in model.generation_requests) == 1
+
+
 async def test_a_verifier_that_never_answers_fails_the_check_with_a_timeout(
     agent: Sidecar, model: ScriptedModelServer
 ):

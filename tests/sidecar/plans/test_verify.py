@@ -82,3 +82,12 @@ def test_the_verifier_is_given_the_task_its_criteria_the_result_and_the_files() 
     for part in ("Read the tide table.", "Names high water.", "High water 06:12.", "t.md"):
         assert part in prompt
     assert "(no result text)" in verifier_prompt(replace(_TASK), AttemptResult("success"), "x")
+
+
+def test_a_checker_may_say_the_task_itself_is_wrong() -> None:
+    verdict = parse_verdict("TASK_WRONG: the criteria ask for the opposite of the objective")
+    assert (verdict.passed, verdict.task_wrong) == (False, True)
+    assert verdict.reasons == "the criteria ask for the opposite of the objective"
+    assert verdict.feedback().startswith("The checker says the task itself is wrong")
+    assert parse_verdict("Task wrong\nimpossible").task_wrong
+    assert not parse_verdict("FAIL\nnot yet").task_wrong
