@@ -286,6 +286,7 @@ class SidecarApp:
             embedder=self.planner.embedder,
             lane=self.runs.lanes.slot,
             background=self.team.start,
+            pause_background=self.team.pause,
             memory=await self.memory.get(),
         )
         self._deps = deps

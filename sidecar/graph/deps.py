@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 
 from sidecar.context.parts import MemoryDeps
@@ -35,3 +35,6 @@ class GraphDeps(PlanDeps):
     # the background run's id. A subagent's own plans run inside its task instead (it waits
     # for them).
     background: Callable[[str, str], str] = field(kw_only=True)
+    # Stops a background plan's work where it is (plan id), to be taken up by `background`:
+    # a revision of a running plan waits with it stopped until the author decides.
+    pause_background: Callable[[str], Awaitable[None]] = field(kw_only=True)

@@ -574,3 +574,105 @@ async def test_the_main_agent_messages_a_working_claude_code_task_which_takes_it
     [message] = [e for e in envelopes if e["kind"] == "message"]
     assert message["payload"]["text"] == note and message["acked_at"] is not None
     assert "[succeeded] a (Draft)" in report
+
+
+def _revising(model: ScriptedModelServer, ids: dict[str, str]) -> None:
+    """The main agent: the author's "Change of plan" makes it revise the running plan (its
+    task goes to a general helper instead); a subagent's task is answered; the rest is told."""
+
+    def respond(request: RecordedRequest) -> Reply:
+        messages = request.body["messages"]
+        users = [str(m["content"]) for m in messages if m["role"] == "user"]
+        if users and "Task: " in users[0]:
+            return Reply.text(answer_text("Outline done."))
+        if "Change of plan" in _last_user(request) and messages[-1]["role"] != "tool":
+            task = {"id": "b", "title": "Outline", "objective": "Outline it.", "profile": "general"}
+            revised = {"goal": "outline instead", "plan_id": ids["plan"], "tasks": [task]}
+            return Reply.tool_call("atrium__plan", revised)
+        return Reply.text(answer_text(TOLD))
+
+    model.fallback = respond
+
+
+async def _revision_asked(agent: Sidecar, thread_id: str) -> tuple[str, Any]:
+    """The author's new instruction about the running plan: the turn stops at the revision's
+    approval. Returns the turn's run id and the approval."""
+    run = await agent.call("run/start", {"thread_id": thread_id, "text": "Change of plan."})
+    turn = await agent.run_to_end(run["run_id"], within=90)
+    [approval] = [e.event.interrupt for e in turn if e.event.type == "interrupt"]  # type: ignore[union-attr]
+    return run["run_id"], approval
+
+
+async def test_an_authors_new_instruction_about_a_running_plan_proposes_a_revision(
+    sidecar_data: Path, workspace: Path, tmp_path: Path, model: ScriptedModelServer
+):
+    """While the author decides, the plan's work is stopped (its CLI gone); the approved
+    revision replaces the open task, keeps it on record, and runs to the end."""
+    log = tmp_path / "fake.log"
+    ids: dict[str, str] = {}
+    _revising(model, ids)
+    env = {
+        "ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)),
+        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "a.jsonl", ends=False)),
+        "FAKE_CLI_HANG_AFTER": "2",
+        "FAKE_CLI_LOG": str(log),
+        **model_env(model),
+    }
+    agent = await Sidecar.start(sidecar_data, workspace, **env)
+    try:
+        thread_id, ids["plan"] = await _plan_running_claude(agent, "draft")
+        _run_id, approval = await _revision_asked(agent, thread_id)
+        waiting = await _plan(agent, thread_id)
+        [started] = _cli_runs(log)
+        await _dies(started["pid"])  # stopped while the author decides
+        approve = {"decision": "approve"}
+        resumed = await agent.call(
+            "run/resume", {"thread_id": thread_id, "interrupt_id": approval.id, "value": approve}
+        )
+        await agent.run_to_end(resumed["run_id"], within=90)
+        _events, report = await _plan_ends(agent, thread_id, "completed", skip=1, within=90)
+        done = await _plan(agent, thread_id)
+    finally:
+        await agent.kill()
+    assert [t.id for t in approval.tasks] == ["b"] and approval.plan_id == ids["plan"]
+    assert waiting["status"] == "paused" and [t["id"] for t in waiting["tasks"]] == ["a"]
+    assert [(t["id"], t["status"]) for t in done["tasks"]] == [("b", "succeeded")]
+    assert [(r["version"], r["task"]["id"]) for r in done["replaced"]] == [(1, "a")]
+    assert "  Findings: Outline done." in report.splitlines()
+    assert len(_cli_runs(log)) == 1  # Claude Code was not run again
+
+
+async def test_a_rejected_revision_leaves_the_running_plan_going_as_it_was(
+    sidecar_data: Path, workspace: Path, tmp_path: Path, model: ScriptedModelServer
+):
+    log = tmp_path / "fake.log"
+    ids: dict[str, str] = {}
+    _revising(model, ids)
+    env = {
+        "ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)),
+        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "a.jsonl", ends=False)),
+        "FAKE_CLI_HANG_AFTER": "2",
+        "FAKE_CLI_LOG": str(log),
+        **model_env(model),
+    }
+    agent = await Sidecar.start(sidecar_data, workspace, **env)
+    try:
+        thread_id, ids["plan"] = await _plan_running_claude(agent, "draft")
+        _run_id, approval = await _revision_asked(agent, thread_id)
+        reject = {"decision": "reject", "reason": "keep drafting"}
+        resumed = await agent.call(
+            "run/resume", {"thread_id": thread_id, "interrupt_id": approval.id, "value": reject}
+        )
+        turn = await agent.run_to_end(resumed["run_id"], within=90)
+        await agent.wait_for(lambda _evs: len(agent.background_runs(thread_id)) == 2, within=90)
+        await agent.wait_for(lambda _evs: len(_cli_runs(log)) == 2, within=90)
+        going = await _plan(agent, thread_id)
+        await agent.call("plan/cancel", {"thread_id": thread_id, "plan_id": ids["plan"]})
+        await _plan_ends(agent, thread_id, "aborted", skip=1, within=90)
+    finally:
+        await agent.kill()
+    [result] = [e.event for e in turn if e.event.type == "tool_result"]
+    assert "kept plan" in result.content and "keep drafting" in result.content  # type: ignore[union-attr]
+    assert going["status"] == "running" and [t["id"] for t in going["tasks"]] == ["a"]
+    [_, taken_up] = _cli_runs(log)  # its agent goes on in its own session
+    assert taken_up["argv"][taken_up["argv"].index("--resume") + 1] == RECORDED_SESSION

@@ -37,6 +37,7 @@ from sidecar.graph.commands import is_compact
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.nodes.tool import agent_profile
 from sidecar.llm.types import Planner
+from sidecar.store import PlanRecord
 from sidecar.store.records import question_id
 from sidecar.turn.events import (
     CompactionReport,
@@ -338,12 +339,33 @@ async def _identity(workspace: Path, budget: ContextBudget, counter: TokenCounte
 
 
 _OPEN_PLAN_STATES = frozenset({"failed", "aborted"})
+_LIVE_PLAN_STATES = frozenset({"running", "paused"})
+
+
+def _live_plans_note(deps: GraphDeps, plans: list[PlanRecord]) -> ChatEntry:
+    lines: list[str] = []
+    for plan in plans:
+        where = "is running in the background" if plan.status == "running" else "is paused"
+        lines.append(f"Plan {plan.id} (version {plan.version}, goal: {plan.goal}) {where}:")
+        for task in deps.store.tasks(plan.id):
+            lines.append(f"- {task.id} ({task.title}, profile {task.profile}): {task.status}")
+    lines.append(
+        "If the author's message changes what such a plan should do, propose a revision: "
+        "atrium__plan with its plan_id (its work stops while the author decides; completed "
+        "tasks are kept). To pass a word to one task, atrium__task_message; to stop one, "
+        "atrium__task_cancel."
+    )
+    return {"role": "system", "content": "\n".join(lines)}
 
 
 def _open_plan_note(deps: GraphDeps, thread_id: str) -> ChatEntry | None:
-    """The thread's latest plan, if it ended unfinished: the author's new message is the
-    trigger on which the planner may revise it (completed tasks stay as they are)."""
+    """The thread's plans still at work (running or paused), or its latest if it ended
+    unfinished: the author's new message is the trigger on which the planner may revise one
+    (completed tasks stay as they are; a live plan's work stops while the author decides)."""
     plans = deps.store.plans(thread_id)
+    live = [p for p in plans if p.status in _LIVE_PLAN_STATES]
+    if live:
+        return _live_plans_note(deps, live)
     if not plans or plans[-1].status not in _OPEN_PLAN_STATES:
         return None
     plan = plans[-1]

@@ -31,6 +31,7 @@ from sidecar.plans.dag import (
     MAX_DELEGATED,
     MAX_TASKS,
     PlanError,
+    TaskSpec,
     validate_plan,
 )
 from sidecar.plans.delegation import mint_for_plan
@@ -101,7 +102,8 @@ async def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
     emit(ToolCalled(call["id"], "atrium", call["name"][8:], call["arguments"]))
     try:
         await check_agents(deps, list(plan_request(call).tasks))  # before it is stored
-        plan_id, request = _store_plan(deps, state, call)
+        was = await _stop_live(deps, state, call)
+        plan_id, request, proposed = _store_plan(deps, state, call, live=was is not None)
     except PlanError as exc:
         return _call_result(
             store, state, call, ToolOutcome(is_error=True, text=f"Invalid plan: {exc}")
@@ -111,7 +113,9 @@ async def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
         deps.workspace(), routine[0], routine[1], request.goal, request.tasks
     )
     if request.needs_approval and not store.is_autonomous(thread_id) and not approved_routine:
-        answer = interrupt(_approval_payload(deps, plan_id))
+        answer = interrupt(_approval_payload(deps, plan_id, proposed if was else None))
+        if answer.get("decision") != "approve" and was is not None:
+            return _keep_live(deps, state, call, plan_id, was=was, reason=answer.get("reason"))
         if answer.get("decision") != "approve":
             store.set_plan_status(plan_id, "rejected")
             emit_plan(store, plan_id)
@@ -119,16 +123,21 @@ async def _propose(deps: GraphDeps, state: TurnState) -> dict[str, Any]:
             text = "The author rejected the plan." + (f" Reason: {reason}" if reason else "")
             return _call_result(store, state, call, ToolOutcome(is_error=True, text=text))
         if answer.get("tasks"):
-            plan = store.get_plan(plan_id)
-            assert plan is not None
-            edited = validate_edit(store, deps.profiles(), plan_id, answer["tasks"])
-            store.replace_open_tasks(plan_id, plan.goal, [t.to_json() for t in edited])
+            proposed = validate_edit(store, deps.profiles(), plan_id, answer["tasks"])
+            if was is None:
+                plan = store.get_plan(plan_id)
+                assert plan is not None
+                store.replace_open_tasks(plan_id, plan.goal, [t.to_json() for t in proposed])
         if routine is not None:
             approve_instance(deps.workspace(), routine[0])
+        if was is not None:  # the revision replaces the stopped plan's open tasks only now
+            store.replace_open_tasks(plan_id, request.goal, [t.to_json() for t in proposed])
         # The author's yes to the plan is a yes to its tasks' dispatches (DESIGN.md §15).
         mint_for_plan(
             store, plan_id, store.tasks(plan_id), deps.profiles(), answer.get("accept_paths")
         )
+    elif was is not None:
+        store.replace_open_tasks(plan_id, request.goal, [t.to_json() for t in proposed])
     store.set_plan_status(plan_id, "running")
     emit_plan(store, plan_id)
     return _hand_off(deps, {**state, "dispatching": plan_id}) or {
@@ -181,9 +190,13 @@ def _routine_of(call: ToolCallEntry) -> tuple[str, dict[str, str]] | None:
     return name, {str(k): str(v) for k, v in values.items()}
 
 
-def _store_plan(deps: GraphDeps, state: TurnState, call: ToolCallEntry) -> tuple[str, Any]:
+def _store_plan(
+    deps: GraphDeps, state: TurnState, call: ToolCallEntry, *, live: bool
+) -> tuple[str, Any, list[TaskSpec]]:
     """Validate and record the plan (idempotent: re-running the node after the approval
-    interrupt finds it recorded). Raises PlanError."""
+    interrupt finds it recorded); returns its id, the request and its validated tasks. A
+    revision of a live plan (`live`: it was running or paused) leaves the plan's tasks as they
+    are until the author approves. Raises PlanError."""
     store = deps.store
     request = plan_request(call)
     parse_budget(cast(dict[str, Any], call.get("arguments") or {}))  # refused before storing
@@ -211,6 +224,8 @@ def _store_plan(deps: GraphDeps, state: TurnState, call: ToolCallEntry) -> tuple
         store.create_plan(plan_id, state["thread_id"], request.goal, call["id"])
         existing = store.get_plan(plan_id)
     assert existing is not None
+    if live:
+        return plan_id, request, ordered
     if existing.version == 0 or existing.call_id != call["id"]:
         record_budget(deps, plan_id, cast(dict[str, Any], call.get("arguments") or {}))
         store.replace_open_tasks(plan_id, request.goal, [t.to_json() for t in ordered])
@@ -219,14 +234,66 @@ def _store_plan(deps: GraphDeps, state: TurnState, call: ToolCallEntry) -> tuple
             if task is not None:
                 store.update_task_from(task, activity=why)
         store.set_plan_status(plan_id, "awaiting_approval", call_id=call["id"])
-    return plan_id, request
+    return plan_id, request, ordered
 
 
-def _approval_payload(deps: GraphDeps, plan_id: str) -> PlanApprovalQuestion:
+async def _stop_live(deps: GraphDeps, state: TurnState, call: ToolCallEntry) -> str | None:
+    """A revision of a plan of this thread that is running or paused: its work stops where it
+    is (sessions and isolated copies kept) while the author decides; returns the status it had
+    (kept in the journal, so the node's re-run after the approval finds it), else None."""
+    request = plan_request(call)
+    if request.replan_of is None:
+        return None
+    store = deps.store
+    key = f"{state['thread_id']}:revise:{call['id']}"
+    entry = store.journal_entry(key)
+    if entry is not None and entry.result is not None:
+        return str(entry.result["was"])
+    plan = store.get_plan(request.replan_of)
+    if plan is None or plan.thread_id != state["thread_id"] or plan.status not in _LIVE:
+        return None
+    with store.transaction():
+        store.journal_intent(key, state["thread_id"], "atrium", "revise_plan", {})
+        store.journal_result(key, {"was": plan.status})
+        store.set_plan_status(plan.id, "paused")  # not taken up at start-up meanwhile
+    await deps.pause_background(plan.id)
+    return plan.status
+
+
+def _keep_live(
+    deps: GraphDeps,
+    state: TurnState,
+    call: ToolCallEntry,
+    plan_id: str,
+    *,
+    was: str,
+    reason: object,
+) -> dict[str, Any]:
+    """The author rejected the revision of a live plan: it goes on as it was (a running plan
+    is taken up again where it stopped; a paused one stays paused)."""
+    store = deps.store
+    store.set_plan_status(plan_id, was)
+    if was == "running":
+        deps.background(state["thread_id"], plan_id)
+    emit_plan(store, plan_id)
+    text = f"The author kept plan {plan_id} as it was ({was}); the revision was not applied." + (
+        f" Reason: {reason}" if reason else ""
+    )
+    return _call_result(store, state, call, ToolOutcome(is_error=True, text=text))
+
+
+_LIVE = frozenset({"running", "paused"})
+
+
+def _approval_payload(
+    deps: GraphDeps, plan_id: str, proposed: list[TaskSpec] | None = None
+) -> PlanApprovalQuestion:
+    """The plan's open tasks as the author approves them (`proposed`: a revision of a live plan,
+    not stored yet)."""
     store = deps.store
     plan = store.get_plan(plan_id)
     assert plan is not None
-    open_tasks = [task_spec(t) for t in store.tasks(plan_id) if t.status != "succeeded"]
+    open_tasks = proposed or [task_spec(t) for t in store.tasks(plan_id) if t.status != "succeeded"]
     tasks = [t.to_json() for t in open_tasks]
     guess = estimate(store, open_tasks, deps.profiles(), configured_model(deps.planner()))
     return {

@@ -98,6 +98,7 @@ def wire_runtime(
             steering=wired.queue.take_steering,
             lane=wired.runs.lanes.slot,
             background=wired.team.start,
+            pause_background=wired.team.pause,
             memory=await memory.get(),
         )
         wired.deps = deps
