@@ -35,6 +35,8 @@ from sidecar.protocol import (
     ProfileListResult,
     ProfileSetParams,
     RunEventParams,
+    TaskMessageParams,
+    TaskMessageResult,
     TaskRef,
     TaskRetryResult,
 )
@@ -131,6 +133,26 @@ class CoordController:
     def retry_task(self, plan_id: str, task_id: str) -> PendingRequest[TaskRetryResult] | None:
         """`task/retry`; the run that continues the plan streams the task's progress."""
         return self._task_action(self._api.task_retry, "Retry", plan_id, task_id)
+
+    def message_task(
+        self, plan_id: str, task_id: str, text: str
+    ) -> PendingRequest[TaskMessageResult] | None:
+        """`task/message`: how the task will read it shows on the task (a refusal too)."""
+        thread_id = self.tree.thread_of(plan_id)
+        if thread_id is None:
+            return None
+
+        def on_result(result: TaskMessageResult) -> None:
+            self.tree.set_task_error(plan_id, task_id, None)
+            self.tree.set_error(result.note)  # the tree's status line says how it is read
+
+        def on_error(error: ErrorObject) -> None:
+            self._log(error, f"A message to task {task_id}")
+            message = f"Message not sent: {describe_coord_error(error)}"
+            self.tree.set_task_error(plan_id, task_id, message, error.code)
+
+        params = TaskMessageParams(thread_id=thread_id, task_id=task_id, plan_id=plan_id, text=text)
+        return self._api.task_message(params).then(on_result, on_error)
 
     def pause_plan(self, plan_id: str) -> PendingRequest[PlanControlResult] | None:
         """`plan/pause`: its agents stop where they are; the tree shows the paused plan."""

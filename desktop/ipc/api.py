@@ -81,6 +81,7 @@ from sidecar.protocol import (
     TASK_CANCEL,
     TASK_ENVELOPES,
     TASK_EVENTS,
+    TASK_MESSAGE,
     TASK_RETRY,
     THREAD_BUDGET,
     THREAD_COMPACTION,
@@ -190,6 +191,8 @@ from sidecar.protocol import (
     TaskEnvelopesResult,
     TaskEventsParams,
     TaskEventsResult,
+    TaskMessageParams,
+    TaskMessageResult,
     TaskRef,
     TaskRetryResult,
     ThreadBudgetParams,
@@ -423,6 +426,10 @@ class SidecarApi:
     def plan_cancel(self, params: PlanRef) -> PendingRequest[PlanControlResult]:
         """End a running or paused plan; finished tasks stay."""
         return self._sender.request(PLAN_CANCEL, params)
+
+    def task_message(self, params: TaskMessageParams) -> PendingRequest[TaskMessageResult]:
+        """A word from the author to a running task."""
+        return self._sender.request(TASK_MESSAGE, params)
 
     def task_cancel(self, params: TaskRef) -> PendingRequest[CoordEmpty]:
         """Stop a running task (its dependents skip)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QInputDialog, QMenu, QMessageBox, QWidget
 
 from desktop.controllers.plans import CoordController
 from desktop.models.run_tree import TaskNode, can_cancel, can_retry
@@ -16,6 +16,7 @@ SAVE_AS_ROUTINE = "Save plan as routine…"
 OPEN_TRANSCRIPT = "Open transcript"
 SHOW_ACTIVITY = "Show activity"
 SHOW_MESSAGES = "Show messages"
+SEND_MESSAGE = "Send a message…"
 
 
 PAUSE_PLAN = "Pause plan"
@@ -57,6 +58,20 @@ def build_plan_menu(
     return menu
 
 
+def _send_message(
+    parent: QWidget, coord: CoordController, plan_id: str, task_id: str, title: str
+) -> None:
+    """Ask the author for a word to the running task and send it (`task/message`)."""
+    text, ok = QInputDialog.getMultiLineText(
+        parent,
+        "Send a message",
+        f"A message to “{title}” (an Atrium subagent reads it before its next step; Claude "
+        "Code as its next turn):",
+    )
+    if ok and text.strip():
+        coord.message_task(plan_id, task_id, text.strip())
+
+
 def _confirm_cancel(parent: QWidget, plan: PlanInfo) -> bool:
     open_tasks = sum(t.status not in _ENDED for t in plan.tasks)
     answer = QMessageBox.question(
@@ -83,6 +98,8 @@ def build_task_menu(
         (SHOW_ACTIVITY, True, lambda: dialogs.show_activity(plan_id, task_id)),
         (SHOW_MESSAGES, True, lambda: dialogs.show_messages(plan_id, task_id)),
         ("", False, lambda: None),
+        (SEND_MESSAGE, can_cancel(task),
+         lambda: _send_message(parent, coord, plan_id, task_id, task.title)),
         ("Cancel", can_cancel(task), lambda: coord.cancel_task(plan_id, task_id)),
         ("Retry", can_retry(task), lambda: coord.retry_task(plan_id, task_id)),
     ]  # fmt: skip

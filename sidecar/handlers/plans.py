@@ -3,6 +3,7 @@ pausing, resuming or cancelling one), and their tasks."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from sidecar.handlers.errors import typed_errors
@@ -10,6 +11,7 @@ from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.plans.profiles import Profile, ProfileError
 from sidecar.plans.shapes import plan_snapshot
+from sidecar.plans.task_messages import MessageRefused, send_to_task
 from sidecar.protocol import (
     PLAN_CANCEL,
     PLAN_GET,
@@ -21,6 +23,7 @@ from sidecar.protocol import (
     TASK_CANCEL,
     TASK_ENVELOPES,
     TASK_EVENTS,
+    TASK_MESSAGE,
     TASK_RETRY,
     CoordEmpty,
     CoordErrorCode,
@@ -39,6 +42,8 @@ from sidecar.protocol import (
     TaskEnvelopesResult,
     TaskEventsParams,
     TaskEventsResult,
+    TaskMessageParams,
+    TaskMessageResult,
     TaskRef,
     TaskRetryResult,
 )
@@ -256,3 +261,21 @@ async def plan_cancel(svc: Services, params: PlanRef) -> PlanControlResult:
         svc.store.set_plan_status(plan.id, "running")
         run_id = svc.team.start(params.thread_id, plan.id)
     return _control_result(svc, plan.id, run_id)
+
+
+@registry.method(TASK_MESSAGE)
+async def task_message(svc: Services, params: TaskMessageParams) -> TaskMessageResult:
+    """The author's word to a running task, delivered as the main agent's would be
+    (`sidecar.plans.task_messages`)."""
+    task = _find_task(
+        svc, TaskRef(thread_id=params.thread_id, task_id=params.task_id, plan_id=params.plan_id)
+    )
+    deps = await svc.team.plan_deps()
+    message_id = f"author-{uuid.uuid4().hex}"
+    try:
+        note = await send_to_task(
+            deps, params.thread_id, task, params.text, message_id=message_id, sender="author"
+        )
+    except MessageRefused as exc:
+        raise RpcError(CoordErrorCode.MESSAGE_REFUSED, str(exc)) from exc
+    return TaskMessageResult(note=note)

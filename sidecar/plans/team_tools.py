@@ -5,11 +5,8 @@ a running task, and cancelling a task or a plan (revising a plan is `atrium__pla
 These are the author's agent's own tools (like `atrium__delegate`), answered here from the
 store and the coordinator; none reaches a server. A task's result is read from its final
 envelope in the outbox, whole and paged: nothing is cut. A message to a running task is an
-envelope addressed to it (`reply_to` the call that sent it); an internal subagent reads it
-before its next step (`take_messages`). Claude Code takes it through its stream-json input as
-its next turn (the agents server's `agent_message`, to the run working on the task); Codex and
-OpenClaw take no input while they run, so a message to one is refused with the way on: cancel
-it and run the task again with the message.
+envelope addressed to it, delivered as `sidecar.plans.task_messages` says (the author sends
+them the same way from the run tree).
 """
 
 from __future__ import annotations
@@ -19,11 +16,10 @@ from typing import Any
 from sidecar.host.types import ToolOutcome
 from sidecar.llm.types import ToolSpec
 from sidecar.plans.deps import PlanDeps
-from sidecar.plans.envelope import agent_id
-from sidecar.plans.profiles import AGENTS_SERVER, Profile
 from sidecar.plans.records import full_result
+from sidecar.plans.task_messages import MessageRefused, send_to_task
 from sidecar.store import Store, TaskRecord
-from sidecar.turn.state import ChatEntry, ToolCallEntry
+from sidecar.turn.state import ToolCallEntry
 
 TEAM_STATUS_TOOL = "atrium__team_status"
 TASK_RESULT_TOOL = "atrium__task_result"
@@ -180,75 +176,14 @@ def _result(store: Store, task: TaskRecord, arguments: dict[str, Any]) -> str:
 async def _message(
     deps: PlanDeps, thread_id: str, call: ToolCallEntry, arguments: dict[str, Any]
 ) -> str:
-    store = deps.store
-    task = _task(store, thread_id, arguments)
+    task = _task(deps.store, thread_id, arguments)
     text = _required(arguments, "text")
-    if task.final:
-        raise _Refused(f"task {task.id} has ended ({task.status}); it reads no more messages")
-    profile: Profile | None = deps.profiles().get(task.profile)
-    if profile is None:
-        raise _Refused(f"task {task.id}'s profile {task.profile!r} is not configured")
-    if profile.kind == "claude_code":
-        return await _to_claude(deps, thread_id, call, task, text)
-    if profile.kind != "internal":
-        raise _Refused(
-            f"task {task.id} runs {profile.name}, whose CLI takes no input while it works. To "
-            f"change course, {_WAY_ON.format(task=task.id, plan=task.plan_id)}"
+    try:
+        return await send_to_task(
+            deps, thread_id, task, text, message_id=call["id"], sender="main agent"
         )
-    store.put_envelope(
-        f"{call['id']}:message",
-        thread_id,
-        sender=agent_id(thread_id),
-        receiver=agent_id(thread_id, task.id),
-        kind="message",
-        payload={"text": text},
-        plan_id=task.plan_id,
-        task_id=task.id,
-        reply_to=call["id"],
-    )
-    return f"Sent to task {task.id}: it reads your message before its next step."
-
-
-_WAY_ON = (
-    f"cancel it ({TASK_CANCEL_TOOL}) and revise the plan (atrium__plan with "
-    "plan_id={plan!r}) with a task that includes your message."
-)
-
-
-async def _to_claude(
-    deps: PlanDeps, thread_id: str, call: ToolCallEntry, task: TaskRecord, text: str
-) -> str:
-    """Claude Code takes a message through its stream-json input, as its next turn."""
-    run_id = deps.coordinator.agent_run(task.plan_id, task.id)
-    if run_id is None:
-        raise _Refused(
-            f"task {task.id} has no Claude Code run going right now ({task.status}); send it "
-            f"once it runs, or {_WAY_ON.format(task=task.id, plan=task.plan_id)}"
-        )
-    sent = await deps.host.call(
-        f"{AGENTS_SERVER}__agent_message", {"run_id": run_id, "text": text}, None
-    )
-    if sent.is_error:
-        raise _Refused(f"Claude Code did not take the message: {sent.text}")
-    store = deps.store
-    with store.transaction():
-        envelope_id = f"{call['id']}:message"
-        store.put_envelope(
-            envelope_id,
-            thread_id,
-            sender=agent_id(thread_id),
-            receiver=agent_id(thread_id, task.id),
-            kind="message",
-            payload={"text": text, "delivery": "stdin"},
-            plan_id=task.plan_id,
-            task_id=task.id,
-            reply_to=call["id"],
-        )
-        store.ack_envelope(envelope_id)  # delivered: the agents server wrote it to the CLI
-    return (
-        f"Sent to task {task.id}: Claude Code takes your message as its next turn, once the "
-        "turn it is in ends."
-    )
+    except MessageRefused as exc:
+        raise _Refused(str(exc)) from exc
 
 
 def _cancel(deps: PlanDeps, thread_id: str, arguments: dict[str, Any]) -> str:
@@ -277,21 +212,3 @@ def _cancel(deps: PlanDeps, thread_id: str, arguments: dict[str, Any]) -> str:
 
 
 CANCELLED_BY_AGENT = "cancelled by the main agent"
-
-
-def take_messages(deps: PlanDeps, parent_thread_id: str, task_id: str, sub: str) -> list[ChatEntry]:
-    """The messages sent to a running internal subagent's task, delivered now: written to its
-    sub-thread's conversation and acknowledged in one transaction (a crash in between delivers
-    them once, on the step after)."""
-    store = deps.store
-    waiting = store.envelopes_for(agent_id(parent_thread_id, task_id))
-    if not waiting:
-        return []
-    entries: list[ChatEntry] = []
-    with store.transaction():
-        for envelope in waiting:
-            text = f"[Message from the main agent] {envelope.payload.get('text', '')}"
-            store.add_message(sub, "user", text, message_id=f"envelope:{envelope.id}")
-            store.ack_envelope(envelope.id)
-            entries.append({"role": "user", "content": text})
-    return entries

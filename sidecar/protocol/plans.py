@@ -47,6 +47,8 @@ class CoordErrorCode(IntEnum):
     PLAN_NOT_RUNNING = -32045
     """Pause or cancel of a plan that is not running (or paused, for cancel)."""
     PLAN_NOT_PAUSED = -32046
+    MESSAGE_REFUSED = -32047
+    """task/message: the task has ended, or its agent takes no input while it works."""
 
 
 class CoordEmpty(WireModel):
@@ -197,6 +199,17 @@ class TaskRef(WireModel):
     plan_id: str | None = Field(default=None, description="None: the thread's newest plan.")
 
 
+class TaskMessageParams(WireModel):
+    thread_id: str
+    task_id: str
+    plan_id: str | None = Field(default=None, description="None: the thread's newest plan.")
+    text: str = Field(min_length=1, max_length=20_000)
+
+
+class TaskMessageResult(WireModel):
+    note: str = Field(description="How the task will read it, in a sentence.")
+
+
 class PlanRef(WireModel):
     thread_id: str
     plan_id: str
@@ -283,6 +296,7 @@ TASK_RETRY = "task/retry"
 TASK_ENVELOPES = "task/envelopes"
 TASK_EVENTS = "task/events"
 PLAN_LIST = "plan/list"
+TASK_MESSAGE = "task/message"
 PLAN_PAUSE = "plan/pause"
 PLAN_RESUME = "plan/resume"
 PLAN_CANCEL = "plan/cancel"
@@ -295,6 +309,9 @@ PLAN_METHODS: dict[str, MethodSpec] = {
     TASK_RETRY: MethodSpec(TaskRef, TaskRetryResult, "Run a failed or cancelled task again."),
     TASK_EVENTS: MethodSpec(TaskEventsParams, TaskEventsResult, "What the task's agent did."),
     PLAN_LIST: MethodSpec(PlanListParams, PlanListResult, "Plans of every thread."),
+    TASK_MESSAGE: MethodSpec(
+        TaskMessageParams, TaskMessageResult, "A word from the author to a running task."
+    ),
     PLAN_PAUSE: MethodSpec(
         PlanRef, PlanControlResult, "Stop a running plan's work until it is resumed."
     ),

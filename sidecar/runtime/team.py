@@ -88,6 +88,10 @@ class TeamDesk:
         task.add_done_callback(lambda done: self._ended(plan_id, done))
         return run_id
 
+    async def plan_deps(self) -> PlanDeps:
+        """What the plans run with (the graph's deps, built with the graph)."""
+        return await self._deps()
+
     def is_running(self, plan_id: str) -> bool:
         running = self._running.get(plan_id)
         return running is not None and not running[1].done()

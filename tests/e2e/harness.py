@@ -40,11 +40,16 @@ class Sidecar:
         self.stderr = b""
 
     @classmethod
-    async def start(
-        cls, data_dir: Path, workspace: Path, *, initialize: bool = True, **env: str
-    ) -> Sidecar:
-        """Spawn a sidecar and (unless told not to) send `initialize`, as every client does
-        before any other request."""
+    async def start(cls, data_dir: Path, workspace: Path, **env: str) -> Sidecar:
+        """Spawn a sidecar and send `initialize`, as every client does before any other
+        request."""
+        sidecar = await cls.spawn(data_dir, workspace, **env)
+        await sidecar.call("initialize", {"client_name": "tests"})
+        return sidecar
+
+    @classmethod
+    async def spawn(cls, data_dir: Path, workspace: Path, **env: str) -> Sidecar:
+        """Spawn a sidecar and send nothing (a test of what comes before `initialize`)."""
         full_env = {k: v for k, v in os.environ.items() if not k.startswith(("ATRIUM_", "OPENAI_"))}
         full_env.update(
             ATRIUM_DATA_DIR=str(data_dir),
@@ -65,8 +70,6 @@ class Sidecar:
         )
         sidecar = cls(proc)
         sidecar._stderr_task = asyncio.ensure_future(sidecar._drain_stderr())
-        if initialize:
-            await sidecar.call("initialize", {"client_name": "tests"})
         return sidecar
 
     async def _drain_stderr(self) -> None:

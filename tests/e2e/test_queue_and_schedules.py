@@ -327,7 +327,7 @@ async def test_bad_schedules_are_refused_with_their_reason_and_nothing_is_stored
 async def test_a_second_sidecar_on_the_same_data_folder_refuses_to_start(
     agent: Sidecar, sidecar_data: Path, workspace: Path
 ):
-    second = await Sidecar.start(sidecar_data, workspace, initialize=False)
+    second = await Sidecar.spawn(sidecar_data, workspace)
     async with asyncio.timeout(60):
         code = await second.proc.wait()
     await second.kill()

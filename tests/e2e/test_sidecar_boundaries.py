@@ -21,7 +21,7 @@ pytestmark = pytest.mark.anyio
 async def test_requests_before_initialize_get_not_initialized(
     sidecar_data: Path, workspace: Path
 ) -> None:
-    process = await Sidecar.start(sidecar_data, workspace, initialize=False)
+    process = await Sidecar.spawn(sidecar_data, workspace)
     try:
         with pytest.raises(RpcFailure) as early:
             await process.call("thread/list")

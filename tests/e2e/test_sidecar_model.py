@@ -243,7 +243,7 @@ WARMED_UP = b"start-up heap frozen"
 async def test_a_shutdown_at_any_point_of_the_warm_up_exits_cleanly_with_the_database_closed(
     sidecar_data: Path, workspace: Path, model: ScriptedModelServer, when: str
 ):
-    process = await Sidecar.start(sidecar_data, workspace, initialize=False, **model_env(model))
+    process = await Sidecar.spawn(sidecar_data, workspace, **model_env(model))
     written: list[str] = []
     try:
         if when == "with_initialize":  # the window's first request and its quit, together

@@ -39,7 +39,7 @@ async def test_the_real_sidecar_refuses_a_database_from_a_newer_version(
     path = _newer_database(sidecar_data)
     snapshot = path.read_bytes()
 
-    sidecar = await Sidecar.start(sidecar_data, workspace, initialize=False)
+    sidecar = await Sidecar.spawn(sidecar_data, workspace)
     with anyio.fail_after(60):
         code = await sidecar.proc.wait()
     await sidecar.kill()

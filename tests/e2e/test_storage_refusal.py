@@ -53,7 +53,7 @@ def _database_files(data: Path) -> dict[str, bytes]:
 
 
 async def _refused_start(data: Path, workspace: Path) -> tuple[StorageRefusal, str]:
-    sidecar = await Sidecar.start(data, workspace, initialize=False)
+    sidecar = await Sidecar.spawn(data, workspace)
     with anyio.fail_after(60):
         code = await sidecar.proc.wait()
     await sidecar.kill()

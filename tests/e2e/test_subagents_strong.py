@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from sidecar.plans.estimate import TYPICAL_TOKENS
+from sidecar.protocol import PlanApprovalInterrupt
 from tests.e2e.harness import RpcFailure, Sidecar, event_types
 from tests.e2e.test_sidecar_model import model_env
 from tests.e2e.test_subagents import (
@@ -434,8 +435,9 @@ async def _plan_running_claude(agent: Sidecar, goal: str) -> tuple[str, str]:
         if e.event.type == "interrupt"
     ]
     # Before approval the author sees what it will likely use (no earlier tasks here).
+    assert isinstance(approval, PlanApprovalInterrupt)
     assert approval.estimate_tokens == TYPICAL_TOKENS["strong"]
-    assert approval.estimate.startswith("Estimated: about 80,000 tokens")
+    assert (approval.estimate or "").startswith("Estimated: about 80,000 tokens")
     approve = {"decision": "approve"}
     resumed = await agent.call(
         "run/resume", {"thread_id": thread_id, "interrupt_id": approval.id, "value": approve}
@@ -567,7 +569,7 @@ async def test_the_main_agent_messages_a_working_claude_code_task_which_takes_it
     finally:
         await agent.kill()
     [result] = [e.event for e in turn if e.event.type == "tool_result"]
-    assert "takes your message as its next turn" in result.content  # type: ignore[union-attr]
+    assert "takes the message as its next turn" in result.content  # type: ignore[union-attr]
     logged = [json.loads(line) for line in log.read_text().splitlines()]
     written = [e["line"] for e in logged if e.get("kind") == "stdin"]
     assert any(note in json.dumps(line) for line in written)
@@ -676,3 +678,37 @@ async def test_a_rejected_revision_leaves_the_running_plan_going_as_it_was(
     assert going["status"] == "running" and [t["id"] for t in going["tasks"]] == ["a"]
     [_, taken_up] = _cli_runs(log)  # its agent goes on in its own session
     assert taken_up["argv"][taken_up["argv"].index("--resume") + 1] == RECORDED_SESSION
+
+
+async def test_the_author_messages_a_working_claude_code_task_from_the_run_tree(
+    sidecar_data: Path, workspace: Path, tmp_path: Path, model: ScriptedModelServer
+):
+    """task/message: the author's own word reaches the CLI's stdin as the main agent's would;
+    a message to an ended task is refused with its code."""
+    log = tmp_path / "fake.log"
+    env = {
+        "ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)),
+        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "t.jsonl", ends=True)),
+        "FAKE_CLI_HANG_AFTER": "2",
+        "FAKE_CLI_RELEASE_AFTER_MESSAGES": "1",
+        "FAKE_CLI_LOG": str(log),
+        **model_env(model),
+    }
+    agent = await Sidecar.start(sidecar_data, workspace, **env)
+    try:
+        thread_id, plan_id = await _plan_running_claude(agent, "messaged")
+        ref = {"thread_id": thread_id, "plan_id": plan_id, "task_id": "a"}
+        sent = await agent.call("task/message", {**ref, "text": "Keep it short."})
+        _events, _report = await _plan_ends(agent, thread_id, "completed", within=90)
+        late = await _refused(agent, "task/message", {**ref, "text": "And more."})
+        envelopes = (await agent.call("task/envelopes", ref))["envelopes"]
+    finally:
+        await agent.kill()
+    assert sent["note"].startswith("Sent to task a: Claude Code takes the message")
+    written = [
+        e["line"] for e in map(json.loads, log.read_text().splitlines()) if e.get("kind") == "stdin"
+    ]
+    assert any("Keep it short." in line for line in written)
+    [message] = [e for e in envelopes if e["kind"] == "message"]
+    assert message["payload"] == {"text": "Keep it short.", "from": "author", "delivery": "stdin"}
+    assert late == -32047

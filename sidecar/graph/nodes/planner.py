@@ -41,7 +41,8 @@ from sidecar.plans.routines import RoutineError, instantiate
 from sidecar.plans.routines import load as load_routine
 from sidecar.plans.skill_composer import material_for, skill_task
 from sidecar.plans.skill_draft import DraftError, Job
-from sidecar.plans.team_tools import take_messages, team_specs
+from sidecar.plans.task_messages import take_messages
+from sidecar.plans.team_tools import team_specs
 from sidecar.plans.thread_budget import check_turn
 from sidecar.turn.events import TokenStreamed, UsageCounted, emit
 from sidecar.turn.state import ChatEntry, TurnState

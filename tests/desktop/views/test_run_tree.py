@@ -7,7 +7,7 @@ import time
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QInputDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from desktop.controllers.plans import CoordController
@@ -21,7 +21,7 @@ from desktop.views.run_tree import (
     TOKENS,
     RunTreePanel,
 )
-from desktop.views.run_tree_menus import CANCEL_PLAN, PAUSE_PLAN, RESUME_PLAN
+from desktop.views.run_tree_menus import CANCEL_PLAN, PAUSE_PLAN, RESUME_PLAN, SEND_MESSAGE
 from sidecar.protocol import (
     AutonomousParams,
     CoordEmpty,
@@ -32,6 +32,8 @@ from sidecar.protocol import (
     PlanRef,
     ReplacedTaskInfo,
     SubagentEvent,
+    TaskMessageParams,
+    TaskMessageResult,
     TaskRef,
     TaskUpdate,
 )
@@ -234,3 +236,35 @@ def test_a_replanned_plan_shows_the_tasks_it_replaced_on_its_row(
     assert item.toolTip(0).endswith(
         "Replaced by a replan (kept for the record):\n  v1 [failed] Task a: the model refused"
     )
+
+
+def test_the_author_sends_a_running_task_a_message_from_its_menu(
+    panel: RunTreePanel, fake_sender: FakeSender, monkeypatch: pytest.MonkeyPatch
+):
+    update(panel, RunScript(), "a", "running", started_at=time.time())
+    item = panel.task_item("p1", "a")
+    assert item is not None
+    menu = panel.task_menu(item)
+    assert menu is not None
+    [send] = [a for a in menu.actions() if a.text() == SEND_MESSAGE]
+    assert send.isEnabled()
+    monkeypatch.setattr(
+        QInputDialog, "getMultiLineText", lambda *_args: ("Use British spelling.", True)
+    )
+    send.trigger()
+    params, pending = fake_sender.last("task/message")
+    assert params == TaskMessageParams(
+        thread_id="t1", task_id="a", plan_id="p1", text="Use British spelling."
+    )
+    note = "Sent to task a: it reads the message before its next step."
+    pending.resolve(TaskMessageResult(note=note))
+    assert panel.error_label.text() == note
+    send.trigger()
+    _params, pending = fake_sender.last("task/message")
+    refused = "task a runs Codex, whose CLI takes no input while it works."
+    pending.reject(ErrorObject(code=CoordErrorCode.MESSAGE_REFUSED, message=refused))
+    assert item.text(ACTIVITY) == f"Message not sent: {refused}"
+    update(panel, RunScript(run_id="r2"), "a", "succeeded")
+    menu = panel.task_menu(item)
+    assert menu is not None
+    assert not next(a for a in menu.actions() if a.text() == SEND_MESSAGE).isEnabled()

@@ -16,13 +16,13 @@ from sidecar.plans.deps import PlanDeps
 from sidecar.plans.envelope import agent_id
 from sidecar.plans.profiles import DEFAULT_PROFILES
 from sidecar.plans.records import post_envelope, task_prompt
+from sidecar.plans.task_messages import take_messages
 from sidecar.plans.team_tools import (
     PAGE,
     TASK_CANCEL_TOOL,
     TASK_MESSAGE_TOOL,
     TASK_RESULT_TOOL,
     TEAM_STATUS_TOOL,
-    take_messages,
     team_call,
 )
 from sidecar.store import Store, TaskRecord, open_database
@@ -156,7 +156,7 @@ async def test_a_message_to_claude_code_goes_to_the_run_working_on_its_task(deps
     deps = dataclasses.replace(deps, host=cast(Any, host))
     deps.coordinator.agent_run_started("p", "code", "run-7")
     sent = await team_call(deps, "parent", call)
-    assert not sent.is_error and "takes your message as its next turn" in sent.text
+    assert not sent.is_error and "takes the message as its next turn" in sent.text
     assert host.calls == [
         ("agents__agent_message", {"run_id": "run-7", "text": "Use British spelling."})
     ]

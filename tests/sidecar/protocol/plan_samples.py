@@ -31,6 +31,8 @@ from sidecar.protocol import (
     TaskEventsParams,
     TaskEventsResult,
     TaskInfo,
+    TaskMessageParams,
+    TaskMessageResult,
     TaskRef,
     TaskRetryResult,
     TaskUpdate,
@@ -139,6 +141,10 @@ PLAN_SAMPLES: dict[type[WireModel], WireModel] = {
     PlanListParams: PlanListParams(status="running", limit=20),
     PlanListResult: PlanListResult(plans=(PLAN,)),
     PlanRef: PlanRef(thread_id="t1", plan_id="p1"),
+    TaskMessageParams: TaskMessageParams(thread_id="t1", task_id="a", text="Use British spelling."),
+    TaskMessageResult: TaskMessageResult(
+        note="Sent to task a: it reads the message before its next step."
+    ),
     PlanControlResult: PlanControlResult(plan=PLAN, run_id="r2"),
     TaskEnvelopesResult: TaskEnvelopesResult(
         envelopes=(
