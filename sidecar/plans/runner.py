@@ -22,12 +22,14 @@ from dataclasses import replace
 from typing import Any, Literal, cast
 
 from sidecar.binding.calls import LiveInterruptDropped, task_scope
+from sidecar.llm.types import PlannerError
 from sidecar.plans.attempt import (
     AttemptContext,
     AttemptMode,
     AttemptReport,
     AttemptResult,
     BudgetExceededError,
+    FailureClass,
 )
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.escalation import ask_author, out_of_attempts
@@ -310,12 +312,25 @@ async def _one_attempt(
             return failed(str(exc)), "budget"
         except LiveInterruptDropped:
             raise
+        except PlannerError as exc:  # an internal agent's model: its headline, and its class
+            return replace(failed(str(exc)), failure=model_failure(exc.code)), None
         except Exception as exc:  # the attempt boundary: any failure is a retry, never lost
             return failed(f"{type(exc).__name__}: {exc}"), None
     finally:
         if not runner.done():
             runner.cancel()
         deps.coordinator.attempt_ended(task.plan_id, task.id)
+
+
+_HOPELESS_MODEL_ERRORS = frozenset({"no_key", "auth", "context_window"})
+
+
+def model_failure(code: str) -> FailureClass:
+    """The class of an internal agent's model error (`sidecar.llm` codes): no key or a refused
+    one, or a task too large for the model's window, cannot be mended by trying again."""
+    if code in _HOPELESS_MODEL_ERRORS:
+        return "hopeless"
+    return "rate_limited" if code == "rate_limited" else "transient"
 
 
 class AttemptClock:

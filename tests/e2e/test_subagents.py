@@ -604,3 +604,25 @@ async def test_a_subagent_that_may_spawn_delegates_within_its_depth_and_no_deepe
         agent.background_runs(thread["id"])
     )
     assert len(agent.background_runs(thread["id"])) == 1
+
+
+async def test_a_subagent_whose_model_refuses_the_key_runs_once_and_asks_at_once(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    """A refused key is no transient failure: the task's one attempt ends it, and the author
+    is asked at once with the model's own headline (not a retried 'PlannerError')."""
+    model.push(Reply.error(401))
+    thread = await agent.call("thread/create", {})
+    run = await agent.call("run/start", {"thread_id": thread["id"], "text": "/delegate general Go"})
+    assert event_types(await agent.run_to_end(run["run_id"]))[-1] == "run_finished"
+    await agent.wait_for(lambda evs: "task" in _live(evs))
+    escalation = _live(agent.events)["task"]
+    assert (escalation.kind, escalation.reason, escalation.attempts) == ("escalation", "failed", 1)
+    assert not escalation.error.startswith("PlannerError")
+    assert "key" in escalation.error.lower()
+    await agent.call(
+        "run/resume",
+        {"thread_id": thread["id"], "interrupt_id": escalation.id, "value": {"action": "abort"}},
+    )
+    await _plan_ends(agent, thread["id"], "aborted")
+    assert len([r for r in model.generation_requests if not _is_announcement(r)]) == 1
