@@ -272,7 +272,9 @@ def _result(structured: dict[str, Any] | None, text: str, *, is_error: bool) -> 
     detail = cast(dict[str, Any], error.get("detail") or {})
     failure = failure_class(code)
     if failure == "hopeless":
-        message = f"{_FIXES[code]} ({message})"
+        # The agents server's own message says what is wrong (for a missing CLI, also how to
+        # install it); the fix follows it.
+        message = f"{message.rstrip('.')}. {_FIXES[code]}."
     wait = detail.get("retry_after_s", detail.get("retry_after"))
     retry_after = float(wait) if isinstance(wait, int | float) and wait > 0 else None
     return AttemptResult(
@@ -281,14 +283,14 @@ def _result(structured: dict[str, Any] | None, text: str, *, is_error: bool) -> 
 
 
 _FIXES = {
-    "cli_not_found": "The agent's CLI is not installed here: install it, or set its "
-    "ATRIUM_<NAME>_BIN to where it is, then retry",
+    "cli_not_found": "Install it (its message says how), or set its ATRIUM_<NAME>_BIN to "
+    "where it is, then retry",
     "auth_failed": "The agent is not signed in (its key or login was refused): sign in with "
     "its CLI or set its API key, then retry",
     "configuration": "The agent's configuration was refused: fix the profile's model or "
     "settings, then retry",
-    "model_unreachable": "The agent cannot reach its model: check the model name and the "
-    "network settings of its CLI, then retry",
+    "model_unreachable": "The agent cannot reach its model: check the network and its CLI's "
+    "proxy and endpoint settings, then retry",
 }
 """What the author does about a failure no retry can mend, in one line."""
 
