@@ -18,6 +18,7 @@ from desktop.models.session import SessionState
 from desktop.views.composer import ComposerWidget
 from desktop.views.main_window import MainWindow
 from desktop.views.run_tree import OPEN_TRANSCRIPT, SHOW_ACTIVITY, SHOW_MESSAGES, RunTreePanel
+from desktop.views.run_tree_menus import SEND_MESSAGE
 from desktop.views.sub_thread_dialog import SubThreadDialog
 from desktop.views.task_activity_dialog import TaskActivityDialog
 from desktop.views.task_messages_dialog import TaskMessagesDialog
@@ -99,7 +100,7 @@ def test_the_tasks_button_offers_what_it_did(qtbot: QtBot, window: MainWindow):
     texts = {a.text(): a.isEnabled() for a in menu.actions() if a.text()}
     assert texts == {
         OPEN_TRANSCRIPT: False, SHOW_ACTIVITY: True, SHOW_MESSAGES: True,
-        "Cancel": False, "Retry": False,
+        SEND_MESSAGE: False, "Cancel": False, "Retry": False,
     }  # fmt: skip
     menu.close()
 
