@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck contracts unit bench bundle bundle-test lock clean peers
+.PHONY: run test lint typecheck contracts unit bench bundle bundle-test lock clean peers conformance
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,12 @@ bundle: $(STAMP)
 # The bundle as the sidecar and as the window, with only /usr/bin:/bin on PATH.
 bundle-test: bundle
 	QT_QPA_PLATFORM=offscreen ATRIUM_BUNDLE=dist/atrium $(BIN)/pytest -m bundle tests/packaging
+
+# The official MCP conformance suite (pinned, from npm into .cache/conformance, on the venv's
+# Node): the client suite against the host, the server suite against each built-in server over
+# HTTP. Prints the passing counts; fails below the floors in tests/conformance/floors.py.
+conformance: $(STAMP)
+	$(BIN)/python -m tests.conformance
 
 # Peer CLIs from npm into .cache/peers (OpenClaw, on the venv's pinned Node >= 24.16).
 peers: $(STAMP)

@@ -34,7 +34,9 @@ from bench import (
     stream,
     stream_anthropic,
     subagents,
+    tool_search,
     turn,
+    undo,
 )
 from bench._report import Line, say, summary
 
@@ -57,8 +59,10 @@ BENCHMARKS: dict[str, Benchmark] = {
     agents.NAME: agents.run,
     gui.NAME: gui.run,
     review_gate.NAME: review_gate.run,
+    undo.NAME: undo.run,
     schedules.NAME: schedules.run,
     lanes.NAME: lanes.run,
+    tool_search.NAME: tool_search.run,
 }
 
 

@@ -52,6 +52,8 @@ class Target:
             return f"{self.value:.2f}x (target ≤ {self.limit:g}x)"
         if self.unit == "MB":
             return f"{self.value:.1f} MB (target ≤ {self.limit:g} MB)"
+        if self.unit == "%":
+            return f"{self.value:.1%} (target ≤ {self.limit:.0%})"
         return f"{ms(self.value)} (target ≤ {ms(self.limit)})"
 
 

@@ -1,7 +1,9 @@
 """Composition root: `atrium` starts the window and its sidecar.
 
 `build_desktop()` wires the parts without starting anything, so the end-to-end tests can build
-the same app with their own data dir and drive it; `main()` is the console script.
+the same app with their own data dir and drive it; `main()` is the console script. A second
+launch for the same data folder brings the running window forward and exits
+(`desktop.single_instance`).
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ from desktop.controllers.servers import ServersController
 from desktop.controllers.session import SessionController
 from desktop.controllers.skills import SkillsController
 from desktop.controllers.storage import StorageController
+from desktop.controllers.undo import UndoController
 from desktop.ipc.api import SidecarApi
 from desktop.ipc.client import RpcClient
 from desktop.ipc.process import SidecarProcess, build_sidecar_process
 from desktop.models.servers import ServersState
 from desktop.models.session import SessionState
+from desktop.single_instance import SingleInstance, bring_forward, data_folder
 from desktop.views.main_window import MainWindow
+from desktop.views.rewind_dialog import install_turn_actions
 from desktop.views.status_widgets import SidecarBannerWidget
 from desktop.views.storage_dialog import StorageRefusalDialog
 from desktop.views.tray import install_tray
@@ -111,6 +116,7 @@ def build_desktop(
     client.initialized.connect(lambda _result: composer.refresh_prompts())
     client.server_status_received.connect(composer.handle_status)
     window.composer.set_features(composer)
+    install_turn_actions(window.transcript, state, UndoController(api, controller))
     client.automation_notice_received.connect(
         lambda notice: window.notifier.tell(notice.title, notice.text)
     )
@@ -171,7 +177,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setOrganizationName("Atrium")
     app.setStyle("Fusion")  # one look everywhere, and palettes (light/dark) apply fully
     data_dir = args.data_dir or _env_path("ATRIUM_DATA_DIR")
+    instance = SingleInstance(data_folder(data_dir))
+    if instance.forward():
+        logger.info("Atrium already runs for this data folder: its window was brought forward")
+        return 0
     desktop = build_desktop(data_dir)
+    answer_second_launches(instance, desktop.window)
     freeze_start_up()
     app.aboutToQuit.connect(desktop.shutdown)
     desktop.window.quit_requested.connect(app.quit)
@@ -179,6 +190,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     desktop.window.show()
     desktop.start()
     return app.exec()
+
+
+def answer_second_launches(instance: SingleInstance, window: MainWindow) -> None:
+    """This window is its data folder's one: a second launch brings it forward instead of
+    opening another."""
+    instance.raise_requested.connect(lambda: bring_forward(window))
+    instance.listen()
 
 
 def freeze_start_up() -> None:

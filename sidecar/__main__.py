@@ -12,7 +12,7 @@ import sys
 
 
 def main() -> None:
-    from sidecar.app import amain, parse_repair
+    from sidecar.startup import amain, parse_repair
 
     repair = parse_repair(sys.argv[1:])
     loop = asyncio.new_event_loop()

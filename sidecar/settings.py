@@ -1,8 +1,9 @@
 """Where Atrium keeps its data and what the author configured.
 
 Settings live in `settings.json` in the data dir (model, API base, workspace folder, how many
-daily backups of the database to keep). The API key never does: it goes to the OS keyring
-(service `atrium`), or comes from the environment.
+daily backups of the database to keep). The API key never does: it comes from the environment, or
+is kept where the author chose (`sidecar.model_key`: the OS keyring, an encrypted file, or this
+session only).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any, cast
 
 import platformdirs
 
-from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE
 from sidecar.protocol import DEFAULT_BACKUP_DAYS, MAX_BACKUP_DAYS
 
 log = logging.getLogger(__name__)
@@ -108,17 +108,3 @@ def resolve_workspace(settings: Settings, env: Mapping[str, str], data: Path) ->
         path = Path(platformdirs.user_documents_dir()) / "Atrium"
     path.mkdir(parents=True, exist_ok=True)
     return path.resolve()
-
-
-def keyring_get() -> str | None:
-    """The stored model API key, or None (also when no keyring backend works)."""
-    return KEYCHAIN.get(MODEL_SERVICE, MODEL_KEY_USER)
-
-
-def keyring_set(value: str | None) -> None:
-    """Store (or, with None, remove) the model API key.
-
-    Raises:
-        KeyringUnavailableError: no usable keyring backend.
-    """
-    KEYCHAIN.set(MODEL_SERVICE, MODEL_KEY_USER, value)

@@ -17,6 +17,7 @@ from desktop.models.emitter import Emitter
 from desktop.models.session import SessionState
 from desktop.models.transcript import INITIAL_PAGE
 from sidecar.protocol import (
+    DEFAULT_THREAD_TITLE,
     CompactionParams,
     CompactionResult,
     Empty,
@@ -139,10 +140,11 @@ class SessionController:
         return self.pager.search_thread(query)
 
     def create_thread(
-        self, title: str = "New thread", first_message: str = ""
+        self, title: str = DEFAULT_THREAD_TITLE, first_message: str = ""
     ) -> PendingRequest[ThreadInfo]:
         """Create a thread and select it; with `first_message`, send that into it (a refused
-        creation hands the message back through `message_refused`)."""
+        creation hands the message back through `message_refused`). Left untitled, the
+        sidecar names it after the author's first message when that turn ends."""
 
         def on_created(thread: ThreadInfo) -> None:
             self.state.add_thread(thread)
@@ -266,7 +268,9 @@ class SessionController:
         return self._api.settings_get().then(None, self._report)
 
     def save_settings(self, params: SettingsSetParams) -> PendingRequest[SettingsInfo]:
-        return self._api.settings_set(params).then(None, self._report)
+        return self._api.settings_set(params).then(
+            None, lambda error: self._report(error, "Saving the settings")
+        )
 
     def _on_thread_list(self, result: ThreadListResult) -> None:
         self.state.set_threads(result.threads)

@@ -84,14 +84,17 @@ from sidecar.protocol import (
     TASK_MESSAGE,
     TASK_RETRY,
     THREAD_BUDGET,
+    THREAD_CHECKPOINTS,
     THREAD_COMPACTION,
     THREAD_CREATE,
     THREAD_DELETE,
     THREAD_EXPORT,
+    THREAD_FORK,
     THREAD_GET,
     THREAD_LIST,
     THREAD_MESSAGES,
     THREAD_RENAME,
+    THREAD_REWIND,
     THREAD_SEARCH,
     THREAD_SET_AUTONOMOUS,
     THREAD_SET_BUDGET,
@@ -197,9 +200,13 @@ from sidecar.protocol import (
     TaskRetryResult,
     ThreadBudgetParams,
     ThreadBudgetResult,
+    ThreadCheckpointsParams,
+    ThreadCheckpointsResult,
     ThreadCreateParams,
     ThreadExportParams,
     ThreadExportResult,
+    ThreadForkParams,
+    ThreadForkResult,
     ThreadGetParams,
     ThreadGetResult,
     ThreadInfo,
@@ -208,6 +215,8 @@ from sidecar.protocol import (
     ThreadMessagesResult,
     ThreadRef,
     ThreadRenameParams,
+    ThreadRewindParams,
+    ThreadRewindResult,
     ThreadSearchParams,
     ThreadSearchResult,
     ThreadSetBudgetParams,
@@ -288,6 +297,20 @@ class SidecarApi:
     def thread_set_autonomous(self, params: AutonomousParams) -> PendingRequest[CoordEmpty]:
         """Let plans run without plan approval."""
         return self._sender.request(THREAD_SET_AUTONOMOUS, params)
+
+    def thread_checkpoints(
+        self, params: ThreadCheckpointsParams
+    ) -> PendingRequest[ThreadCheckpointsResult]:
+        """The thread's turns, oldest first."""
+        return self._sender.request(THREAD_CHECKPOINTS, params)
+
+    def thread_rewind(self, params: ThreadRewindParams) -> PendingRequest[ThreadRewindResult]:
+        """Rewind (or redo) messages and files to a turn."""
+        return self._sender.request(THREAD_REWIND, params)
+
+    def thread_fork(self, params: ThreadForkParams) -> PendingRequest[ThreadForkResult]:
+        """A new thread with the history up to a turn."""
+        return self._sender.request(THREAD_FORK, params)
 
     def run_start(self, params: RunStartParams) -> PendingRequest[RunRef]:
         """Start a turn with an author message."""

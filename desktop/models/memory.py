@@ -86,6 +86,9 @@ def describe_context(report: ContextEvent) -> list[str]:
     lines = [
         f"{report.used} of {report.budget} tokens (window {report.window}, {report.tokenizer})"
     ]
+    if report.tools_sent:
+        deferred = f", {report.tools_deferred} deferred (found with tool search)"
+        lines.append(f"Tools: {report.tools_sent} sent{deferred if report.tools_deferred else ''}")
     for item in report.items:
         mark = "in " if item.included else "out"
         lines.append(f"[{mark}] {item.kind}: {item.label} — {item.tokens} tokens, {item.reason}")

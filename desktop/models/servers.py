@@ -12,8 +12,11 @@ from typing import Literal, TypeAlias
 
 from desktop.models.emitter import Emitter
 from sidecar.protocol import (
+    ApprovalInterrupt,
+    ApprovalValue,
     ConfigIssueInfo,
     GrantInfo,
+    InterruptInfo,
     LaunchPreviewInfo,
     ServerImportResult,
     ServerInfo,
@@ -126,11 +129,26 @@ def grant_scope(grant: GrantInfo) -> str:
     """Where the grant holds, in words: a plan's task (and the paths whose changes it accepts),
     or every call in its thread(s)."""
     if grant.plan_id is None:
-        return "this thread" if grant.thread_id else "every thread"
+        return "this thread" if grant.thread_id else "every thread, until revoked"
     text = f"plan “{grant.plan_goal or grant.plan_id}”, task {grant.task_id}, until the plan ends"
     if grant.paths:
         text += f"; accepts changes in {', '.join(grant.paths)}"
     return text
+
+
+def grant_notice(interrupt: InterruptInfo, value: object) -> str | None:
+    """What an approval answer left standing, in words (None: nothing stands after it): "Always
+    allow" holds in every thread until revoked, "Allow for this thread" in its thread."""
+    if not isinstance(interrupt, ApprovalInterrupt) or not isinstance(value, ApprovalValue):
+        return None
+    if interrupt.memory is not None:
+        return None  # a memory change is saved once: no grant is kept
+    name = f"{interrupt.server} · {interrupt.tool}"
+    if value.decision == "allow_always":
+        return f"{name} now runs without asking in every thread, until you revoke it in Grants."
+    if value.decision == "allow_thread":
+        return f"{name} now runs without asking in this thread, until you revoke it in Grants."
+    return None
 
 
 class GrantsState:

@@ -19,6 +19,7 @@ from sidecar.protocol import (
     RunStarted,
     ThreadGetResult,
     ThreadInfo,
+    ThreadRenamed,
     ThreadStatus,
 )
 
@@ -126,9 +127,12 @@ class SessionState:
         self.threads.set_status(thread_id, status)
 
     def apply_event(self, params: RunEventParams) -> None:
-        """Take in one `run/event`: run status, inbox, thread list and (if selected) transcript."""
+        """Take in one `run/event`: run status, inbox, thread list (a title the sidecar gave
+        too) and (if selected) transcript."""
         if not self._accept_seq(params):
             return
+        if isinstance(params.event, ThreadRenamed):
+            self._rename(params.thread_id, params.event.title)
         if params.background:
             # A delegated plan working beside the thread's turns: its updates and questions
             # never make the thread look busy, and a turn's end never drops its questions.
@@ -143,6 +147,12 @@ class SessionState:
             self._held.append(params)
         else:
             self.transcript.apply(params.event)
+
+    def _rename(self, thread_id: str, title: str) -> None:
+        """The sidecar named the thread (it was untitled): the list and the run tree follow."""
+        thread = self.threads.get(thread_id)
+        if thread is not None:
+            self.threads.upsert(thread.model_copy(update={"title": title}))
 
     def _accept_seq(self, params: RunEventParams) -> bool:
         last = self._last_seq.get(params.run_id)

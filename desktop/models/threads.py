@@ -105,10 +105,22 @@ class RunState:
         return self.status in ("failed", "cancelled")
 
 
+NODE_WORDS = {
+    "context": "Getting ready…",
+    "planner": "Thinking…",
+    "tool": "Using a tool…",
+    "dispatch": "Starting the plan…",
+    "interrupt": "Asking you…",
+    "persist": "Saving the answer…",
+}
+"""What the agent is doing, in the author's words, by the step (graph node) it is in."""
+
+
 def describe_run(state: RunState, waiting: int = 0) -> str:
-    """The status line text for a thread's run state and its number of pending interrupts."""
+    """The status line text for a thread's run state and its number of pending interrupts
+    (what the agent is doing in the author's words, never the name of its step)."""
     if state.status == "running":
-        return f"Running: {state.node}…" if state.node else "Running…"
+        return NODE_WORDS.get(state.node or "", "Working…")
     if waiting > 1:
         return f"Waiting for {waiting} decisions"
     if state.status == "interrupted" or waiting:

@@ -58,6 +58,9 @@ _ANNOUNCED = re.compile(
 )
 
 
+_GOAL = re.compile(r"^Goal: (?P<goal>.+)$", re.MULTILINE)
+
+
 @dataclass(frozen=True)
 class AnnouncedPlan:
     """One plan's part of an announcement: the plan, how it ended, and its report."""
@@ -67,8 +70,20 @@ class AnnouncedPlan:
     report: str
 
     @property
+    def goal(self) -> str | None:
+        """The plan's goal, from its report's `Goal:` line (older reports have none)."""
+        found = _GOAL.search(self.report)
+        return found["goal"].strip() if found else None
+
+    @property
+    def name(self) -> str:
+        """How the author knows the plan: its goal, quoted; its id only when no goal is known."""
+        goal = self.goal
+        return f"“{goal}”" if goal else self.plan_id
+
+    @property
     def header(self) -> str:
-        return f"Plan {self.plan_id} finished: {self.status}"
+        return f"Plan {self.name} finished: {self.status}"
 
 
 def parse_announcement(content: str) -> tuple[AnnouncedPlan, ...]:
@@ -89,7 +104,7 @@ def announced_header(plans: tuple[AnnouncedPlan, ...]) -> str:
         return plans[0].header
     if not plans:
         return "A delegated plan finished"
-    ended = ", ".join(f"{plan.plan_id} {plan.status}" for plan in plans)
+    ended = ", ".join(f"{plan.name} {plan.status}" for plan in plans)
     return f"{len(plans)} plans finished: {ended}"
 
 

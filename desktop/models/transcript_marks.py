@@ -130,16 +130,19 @@ def chip_text(chip: MemoryChipEntry) -> str:
 
 
 def context_chip_text(chip: ContextChipEntry, expanded: bool) -> str:
-    """The chip's line ("Context: 3,210 of 96,000 tokens, 14 parts, 2 left out — show"), and
-    every part under it when expanded."""
+    """The chip's line ("Context: 14 parts, 2 left out, 290 tools deferred — show"), and every
+    part under it when expanded. Token counts are only in the expanded details: the line sits
+    under every message the author sends, where a count is noise."""
     report = chip.report
     parts = sum(1 for item in report.items if item.included)
     left_out = sum(1 for item in report.items if not item.included) + report.left_out_messages
-    head = f"Context: {report.used:,} of {report.budget:,} tokens, {parts} part{_s(parts)}"
+    head = f"Context: {parts} part{_s(parts)}"
     if left_out:
         head += f", {left_out:,} left out"
     if report.compaction is not None and report.compaction.performed:
         head += ", compacted"
+    if report.tools_deferred:
+        head += f", {report.tools_deferred:,} tool{_s(report.tools_deferred)} deferred"
     if report.warnings:
         head += f", {len(report.warnings)} warning{_s(len(report.warnings))}"
     head += f" — {'hide' if expanded else 'show'}"

@@ -128,7 +128,7 @@ class ApprovalDialog(QDialog):
         row = QHBoxLayout()
         self.allow_once_button = QPushButton("Allow once")
         self.allow_thread_button = QPushButton("Allow for this thread")
-        self.allow_always_button = QPushButton("Always allow")
+        self.allow_always_button = QPushButton("Allow in every thread")
         self.allow_always_button.setToolTip(
             "Run this tool without asking in every thread, until revoked in the Grants panel"
         )

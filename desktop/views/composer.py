@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFocusEvent, QKeyEvent, QTextCursor
+from PySide6.QtGui import QFocusEvent, QKeyEvent, QKeySequence, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from desktop.controllers import PendingRequest
@@ -47,21 +47,40 @@ _POPUP_KEYS = (*_ENTER_KEYS, Qt.Key.Key_Escape, Qt.Key.Key_Tab, Qt.Key.Key_Backt
 class ComposerEditorWidget(QPlainTextEdit):
     """A text edit whose plain Enter emits `submitted` instead of inserting a newline.
 
-    While the command popup shows, Enter, Tab and Escape belong to the popup. `focus_gained`
-    fires when the author comes back to the editor (not when the popup closes).
+    Keys as in other desktop apps' message boxes: Tab and Shift+Tab move the focus on (a tab is
+    never typed; Ctrl+Tab is the window's next thread), Ctrl+Home and Ctrl+End scroll the
+    conversation (`start_requested`, `end_requested`) rather than the draft. While the command
+    popup shows, Enter, Tab and Escape belong to the popup. `focus_gained` fires when the author
+    comes back to the editor (not when the popup closes).
     """
 
     submitted = Signal()
     interrupt_submitted = Signal()
     focus_gained = Signal()
+    start_requested = Signal()
+    end_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.completer = CommandCompleter(self)
+        self.setTabChangesFocus(True)
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        if self.completer.is_showing:
+            return False  # Tab picks the popup's choice (`keyPressEvent` leaves it to it)
+        return super().focusNextPrevChild(next)
 
     def keyPressEvent(self, e: QKeyEvent) -> None:
         if self.completer.is_showing and e.key() in _POPUP_KEYS:
             e.ignore()
+            return
+        if e.matches(QKeySequence.StandardKey.MoveToStartOfDocument):
+            e.accept()
+            self.start_requested.emit()
+            return
+        if e.matches(QKeySequence.StandardKey.MoveToEndOfDocument):
+            e.accept()
+            self.end_requested.emit()
             return
         shift = bool(e.modifiers() & Qt.KeyboardModifier.ShiftModifier)
         if e.key() in _ENTER_KEYS and e.modifiers() & Qt.KeyboardModifier.AltModifier:
@@ -95,12 +114,15 @@ class ComposerWidget(QWidget):
     stops the running turn and starts a new one with it. A sent message that is refused comes
     back into the draft (`take_back`), with the reason above it; `refusal` keeps that error.
 
-    Signals: `prompt_dialog_opened(PromptArgumentsDialog)`,
+    Signals: `transcript_start_requested()`, `transcript_end_requested()` (Ctrl+Home, Ctrl+End:
+    the conversation, not the draft), `prompt_dialog_opened(PromptArgumentsDialog)`,
     `resource_picker_opened(ResourcePickerDialog)`.
     """
 
     message_submitted = Signal(str)
     interrupt_submitted = Signal(str)
+    transcript_start_requested = Signal()
+    transcript_end_requested = Signal()
     prompt_dialog_opened = Signal(object)
     resource_picker_opened = Signal(object)
 
@@ -126,6 +148,13 @@ class ComposerWidget(QWidget):
             "prompts)"
         )
         self.editor.setMaximumHeight(120)
+        self.editor.setToolTip(
+            "Enter sends, Shift+Enter starts a new line, Alt+Enter interrupts the running turn. "
+            "Tab moves on to the buttons; Ctrl+Tab and Ctrl+Shift+Tab go to the next and "
+            "previous thread; Ctrl+Home and Ctrl+End scroll the conversation to its start or end."
+        )
+        self.editor.start_requested.connect(self.transcript_start_requested)
+        self.editor.end_requested.connect(self.transcript_end_requested)
         self.completer = self.editor.completer
         self.send_button = QPushButton("Send")
         self.attach_button = QPushButton("Attach…")

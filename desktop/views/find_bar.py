@@ -1,8 +1,10 @@
-"""`FindBarWidget`: search the whole thread (the sidecar's full-text index) and step through hits.
+"""`FindBarWidget`: search the whole thread (the sidecar's full-text index) and step through its
+matches.
 
-Typing searches after a short pause; Enter goes to the next hit (older), Shift+Enter to the
-previous one, Esc closes the bar. The bar knows nothing of the transcript: it emits
-`search_requested(query)` and `hit_activated(SearchHit)`, and shows what it is given.
+Typing searches after a short pause; Enter goes to the next match (up the thread), Shift+Enter
+to the previous one, Esc closes the bar. It counts matches, not messages ("3 of 120"). The bar
+knows nothing of the transcript: it emits `search_requested(query)`, `results_shown(FindResults)`
+and `match_activated(FindMatch)`, and shows what it is given.
 """
 
 from __future__ import annotations
@@ -11,16 +13,20 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
+from desktop.models.find import FindResults
 from sidecar.protocol import SearchHit
 
 SEARCH_DELAY_MS = 200
 
 
 class FindBarWidget(QWidget):
-    """Signals: `search_requested(str)`, `hit_activated(SearchHit)`, `closed()`."""
+    """Signals: `search_requested(str)`; `results_shown(FindResults)`, the matches of the last
+    search (none for an empty query); `match_activated(FindMatch)`, the match to show now;
+    `closed()`."""
 
     search_requested = Signal(str)
-    hit_activated = Signal(object)
+    results_shown = Signal(object)
+    match_activated = Signal(object)
     closed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -29,12 +35,12 @@ class FindBarWidget(QWidget):
         self.query_edit.setPlaceholderText("Find in this thread")
         self.query_edit.setClearButtonEnabled(True)
         self.status_label = QLabel()
-        self.previous_button = QToolButton()
-        self.previous_button.setArrowType(Qt.ArrowType.UpArrow)
-        self.previous_button.setToolTip("Previous match (Shift+Enter)")
         self.next_button = QToolButton()
-        self.next_button.setArrowType(Qt.ArrowType.DownArrow)
-        self.next_button.setToolTip("Next match (Enter)")
+        self.next_button.setArrowType(Qt.ArrowType.UpArrow)
+        self.next_button.setToolTip("Next match, up the thread (Enter)")
+        self.previous_button = QToolButton()
+        self.previous_button.setArrowType(Qt.ArrowType.DownArrow)
+        self.previous_button.setToolTip("Previous match, down the thread (Shift+Enter)")
         self.close_button = QToolButton()
         self.close_button.setText("✕")
         self.close_button.setToolTip("Close (Esc)")
@@ -42,7 +48,7 @@ class FindBarWidget(QWidget):
         layout.setContentsMargins(4, 2, 4, 2)
         for widget in (self.query_edit, self.status_label):
             layout.addWidget(widget)
-        for button in (self.previous_button, self.next_button, self.close_button):
+        for button in (self.next_button, self.previous_button, self.close_button):
             layout.addWidget(button)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -53,7 +59,7 @@ class FindBarWidget(QWidget):
         self.previous_button.clicked.connect(self.previous_hit)
         self.next_button.clicked.connect(self.next_hit)
         self.close_button.clicked.connect(self.close_bar)
-        self.hits: tuple[SearchHit, ...] = ()
+        self.results = FindResults("", ())
         self.current = -1
         self._searched = ""
         self.hide()
@@ -89,32 +95,31 @@ class FindBarWidget(QWidget):
         """The sidecar's answer for `query` (ignored if the author typed on meanwhile)."""
         if query != self._searched:
             return
-        self.hits = hits
+        self.results = FindResults(query, hits, more)
         self.current = -1
+        self.results_shown.emit(self.results)
         if not query:
             self.status_label.setText("")
-        elif not hits:
+        elif not self.results:
             self.status_label.setText("No matches")
         else:
-            self.status_label.setText(f"{len(hits)}{'+' if more else ''} matches")
             self._activate(0)
 
     def show_error(self, message: str) -> None:
         self.status_label.setText(message)
 
     def next_hit(self) -> None:
-        if self.hits:
-            self._activate((self.current + 1) % len(self.hits))
+        if self.results:
+            self._activate((self.current + 1) % len(self.results))
 
     def previous_hit(self) -> None:
-        if self.hits:
-            self._activate((self.current - 1) % len(self.hits))
+        if self.results:
+            self._activate((self.current - 1) % len(self.results))
 
     def _activate(self, position: int) -> None:
         self.current = position
-        total = f"{len(self.hits)}"
-        self.status_label.setText(f"{position + 1} of {total}")
-        self.hit_activated.emit(self.hits[position])
+        self.status_label.setText(f"{position + 1} of {self.results.count_text()}")
+        self.match_activated.emit(self.results.at(position))
 
     def _on_query_edit_text_edited(self, _text: str) -> None:
         self._timer.start()

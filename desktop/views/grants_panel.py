@@ -20,6 +20,10 @@ from desktop.views.text import build_status_label
 from sidecar.protocol import ErrorObject, GrantInfo
 
 COLUMNS = ("Thread", "Server", "Tool", "Granted", "Scope")
+GRANTS_INTRO = (
+    "These tools run without asking: “Allow in every thread” in every thread, “Allow for this "
+    "thread” in its thread, each until you revoke it here; a plan's grants end with the plan."
+)
 
 
 class GrantsPanelDialog(QDialog):
@@ -38,6 +42,8 @@ class GrantsPanelDialog(QDialog):
         self.tree.setRootIsDecorated(False)
         self.tree.setColumnWidth(0, 220)
         self.tree.itemSelectionChanged.connect(self._update_buttons)
+        self.intro_label = QLabel(GRANTS_INTRO)
+        self.intro_label.setWordWrap(True)
         self.empty_label = QLabel("No standing approvals.")
         self.error_label = build_status_label()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -49,6 +55,7 @@ class GrantsPanelDialog(QDialog):
         self.revoke_button.clicked.connect(self._on_revoke_clicked)
         self.refresh_button.clicked.connect(self.refresh)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.intro_label)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.empty_label)
         layout.addWidget(self.error_label)

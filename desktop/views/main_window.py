@@ -256,7 +256,12 @@ class MainWindow(QMainWindow):
         self.thread_list.delete_requested.connect(controller.delete_thread)
         self.thread_list.move_requested.connect(controller.move_thread)
         self.thread_list.export_requested.connect(self.export_thread)
+        # First back to the end: the message and its answer come into view as they arrive.
+        self.composer.message_submitted.connect(self._on_message_sent)
+        self.composer.interrupt_submitted.connect(self._on_message_sent)
         self.composer.message_submitted.connect(controller.send_message)
+        self.composer.transcript_start_requested.connect(self.transcript.go_to_start)
+        self.composer.transcript_end_requested.connect(self.transcript.go_to_end)
         self.composer.interrupt_submitted.connect(
             lambda text: controller.send_message(text, "interrupt")
         )
@@ -274,6 +279,7 @@ class MainWindow(QMainWindow):
         self.inbox_button.interrupt_activated.connect(self.questions.open)
         self.inbox_panel.interrupt_activated.connect(self.questions.open)
         self.questions.opened.connect(self.interrupt_dialog_opened)
+        self.questions.granted.connect(self._on_questions_granted)
         if self.coord is not None:
             self.coord.error_reported.connect(self._on_error_reported)
         controller.error_reported.connect(self._on_error_reported)
@@ -303,6 +309,8 @@ class MainWindow(QMainWindow):
         actions.find.triggered.connect(self.find_requested)
         self.find_requested.connect(self.transcript.open_find_bar)
         actions.stop_run.triggered.connect(self._on_stop_requested)
+        actions.next_thread.triggered.connect(lambda: self.thread_list.select_next(1))
+        actions.previous_thread.triggered.connect(lambda: self.thread_list.select_next(-1))
         actions.about.triggered.connect(self.open_about)
         for appearance, action in actions.appearance.items():
             action.setChecked(appearance == self.theme.appearance)
@@ -351,7 +359,9 @@ class MainWindow(QMainWindow):
         self.settings_dialog_opened.emit(dialog)
 
     def _save_settings(self, params: SettingsSetParams) -> None:
-        self.controller.save_settings(params).then(self._note_settings)
+        pending = self.controller.save_settings(params).then(self._note_settings)
+        if self.settings_dialog is not None:  # it waits for the answer, with what was typed
+            pending.then(self.settings_dialog.show_saved, self.settings_dialog.show_error)
 
     def _forget_settings(self, dialog: SettingsDialog) -> None:
         if self.settings_dialog is dialog:
@@ -446,6 +456,9 @@ class MainWindow(QMainWindow):
         if self.state.run_state(self.state.selected_thread_id).is_running:
             self.controller.cancel_run()
 
+    def _on_message_sent(self, _text: str) -> None:
+        self.transcript.follow_end()
+
     def _on_create_requested(self) -> None:
         self.controller.create_thread()
 
@@ -484,6 +497,9 @@ class MainWindow(QMainWindow):
             self.empty_state.show_guide(has_thread=has_thread, has_model=self.has_model)
         self.empty_state.setVisible(empty)
         self.transcript.setVisible(not empty)
+
+    def _on_questions_granted(self, notice: str) -> None:
+        self.statusBar().showMessage(notice, 15_000)
 
     def _on_error_reported(self, message: str) -> None:
         self.statusBar().showMessage(message, 15_000)

@@ -52,6 +52,8 @@ class MenuActions:
     quit: QAction
     find: QAction
     stop_run: QAction
+    next_thread: QAction
+    previous_thread: QAction
     appearance: dict[Appearance, QAction]
     about: QAction
     file_menu: QMenu | None = None
@@ -78,6 +80,10 @@ def build_menu_bar(window: QMainWindow, panels: Iterable[QAction] = ()) -> MenuA
         quit=_action(window, "&Quit", shortcuts(_Key.Quit, "Ctrl+Q")),
         find=_action(window, "&Find in thread…", shortcuts(_Key.Find, "Ctrl+F")),
         stop_run=_action(window, "S&top run", [QKeySequence("Esc")]),
+        next_thread=_action(window, "&Next thread", shortcuts(_Key.NextChild, "Ctrl+Tab")),
+        previous_thread=_action(
+            window, "&Previous thread", shortcuts(_Key.PreviousChild, "Ctrl+Shift+Tab")
+        ),
         appearance={},
         about=_action(window, "&About Atrium"),
     )
@@ -102,6 +108,9 @@ def build_menu_bar(window: QMainWindow, panels: Iterable[QAction] = ()) -> MenuA
     edit_menu.addAction(actions.stop_run)
     view_menu = bar.addMenu("&View")
     actions.view_menu = view_menu
+    view_menu.addAction(actions.next_thread)
+    view_menu.addAction(actions.previous_thread)
+    view_menu.addSeparator()
     appearance_menu = view_menu.addMenu("&Appearance")
     group = QActionGroup(window)
     group.setExclusive(True)

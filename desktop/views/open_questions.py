@@ -8,7 +8,9 @@ twice. An answer goes to the controller; a dialog closes once the inbox drops it
 (answered here, in another window of the inbox, or by the sidecar). A dialog that opens while
 the author is typing does not take the keys from under their fingers.
 
-Signals: `opened(dialog)` for every dialog shown.
+Signals: `opened(dialog)` for every dialog shown; `granted(text)` once an answer that leaves a
+standing approval ("Allow in every thread", "Allow for this thread") was taken, saying where it
+holds.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from PySide6.QtWidgets import QDialog, QPlainTextEdit, QWidget
 from desktop.controllers import PendingRequest
 from desktop.controllers.plans import CoordController
 from desktop.controllers.session import SessionController
+from desktop.models.servers import grant_notice
 from desktop.models.session import SessionState
 from desktop.views.interrupt_dialogs import (
     InterruptDialog,
@@ -31,6 +34,7 @@ from sidecar.protocol import InterruptInfo, WireModel
 
 class OpenQuestions(QObject):
     opened = Signal(object)
+    granted = Signal(str)
 
     def __init__(
         self,
@@ -102,7 +106,11 @@ class OpenQuestions(QObject):
     def _on_answered(
         self, dialog: InterruptDialog, thread_id: str, interrupt_id: str, value: WireModel
     ) -> PendingRequest:
+        found = self._state.inbox.get(interrupt_id)
+        notice = grant_notice(found[1], value) if found is not None else None
         pending = self._controller.answer_interrupt(thread_id, interrupt_id, value)
+        if notice is not None:
+            pending.then(lambda _ref: self.granted.emit(notice))
         if isinstance(dialog, ReplyAwareDialog):
             pending.then(None, dialog.show_resume_error)  # it closes once the inbox drops it
         return pending

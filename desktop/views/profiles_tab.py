@@ -10,8 +10,10 @@ edits one at a time in a small form, adds and removes them, and saves them all w
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from collections.abc import Callable
+from typing import Any, TypeVar, get_args
 
+import shiboken6
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -39,6 +41,8 @@ from sidecar.protocol import (
     ProfileListResult,
     WorkdirPolicy,
 )
+
+_T = TypeVar("_T")
 
 NAMES = {"claude": "Claude Code", "codex": "Codex", "openclaw": "OpenClaw"}
 
@@ -181,10 +185,21 @@ class ProfilesTabWidget(QWidget):
         return form
 
     def refresh(self) -> None:
-        """`profile/list` through the controller, then show it."""
+        """`profile/list` through the controller, then show it (an answer that comes after
+        the dialog closed finds nothing to show, and is dropped)."""
         if self.controller is not None:
-            self.controller.list_profiles().then(self.load, self.show_error)
-            self.controller.list_agent_providers().then(self.show_agents, self._agents_failed)
+            alive = self._while_alive
+            self.controller.list_profiles().then(alive(self.load), alive(self.show_error))
+            self.controller.list_agent_providers().then(
+                alive(self.show_agents), alive(self._agents_failed)
+            )
+
+    def _while_alive(self, callback: Callable[[_T], None]) -> Callable[[_T], None]:
+        def call(value: _T) -> None:
+            if shiboken6.isValid(self):
+                callback(value)
+
+        return call
 
     def show_agents(self, result: AgentProvidersResult) -> None:
         """Show which strong-agent CLIs were found (the agents panel's line per CLI)."""

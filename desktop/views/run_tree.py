@@ -137,7 +137,7 @@ class RunTreePanel(QWidget):
         self.model.error_changed.connect(self._on_error_changed)
         if self._threads is not None:
             self._threads.reset.connect(self._on_reset)
-            self._threads.updated.connect(lambda _row: self._label_threads())
+            self._threads.updated.connect(self._on_threads_updated)
 
     def _build(self) -> None:
         self.title_label = QLabel()
@@ -264,6 +264,15 @@ class RunTreePanel(QWidget):
     def _label_threads(self) -> None:
         for thread_id in self._thread_items:
             self._label_thread(thread_id)
+
+    def _on_threads_updated(self, _row: int) -> None:
+        """A thread changed (renamed by the author or named by the sidecar): its row and, for
+        the thread shown, the title above the tree follow."""
+        shown = self.model.thread_id
+        thread = self._threads.get(shown) if self._threads is not None and shown else None
+        if thread is not None:
+            self.title_label.setText(thread.title)
+        self._label_threads()
 
     def _add_plan(self, parent: QTreeWidgetItem, plan: PlanInfo, index: int = -1) -> None:
         item = QTreeWidgetItem()

@@ -1,5 +1,7 @@
 """`ScheduleEditDialog`: the fields of `schedule/create` and `schedule/update`, with the
-sidecar's refusals shown next to the field they are about."""
+sidecar's refusals shown next to the field they are about. Among them, what a run does with a
+question while the author is away (the schedule's `UnattendedPolicy`): wait, deny after some
+minutes, or skip the run."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from PySide6.QtCore import QDate, QDateTime, Qt, QTime, QTimeZone, Signal
 from PySide6.QtWidgets import (
+    QButtonGroup,
     QComboBox,
     QCompleter,
     QDateTimeEdit,
@@ -22,7 +25,9 @@ from PySide6.QtWidgets import (
     QLayout,
     QLineEdit,
     QPlainTextEdit,
+    QRadioButton,
     QSizePolicy,
+    QSpinBox,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -30,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from desktop.views.text import build_status_label
 from sidecar.protocol import (
+    MAX_DENY_AFTER_MINUTES,
     ErrorObject,
     QueueErrorCode,
     ScheduleCreateParams,
@@ -37,6 +43,8 @@ from sidecar.protocol import (
     ScheduleKind,
     ScheduleUpdateParams,
     ThreadInfo,
+    UnattendedAction,
+    UnattendedPolicy,
 )
 
 KINDS: tuple[tuple[ScheduleKind, str], ...] = (
@@ -53,7 +61,18 @@ MISSED = (
     ("run_once", "Run once for all missed times"),
     ("skip", "Skip missed times (recorded with the reason)"),
 )
-FIELDS = ("name", "when", "timezone", "prompt", "thread", "missed")
+UNATTENDED: tuple[tuple[UnattendedAction, str], ...] = (
+    ("wait", "Wait for me"),
+    ("deny_after", "Deny after"),
+    ("skip", "Skip the run"),
+)
+UNATTENDED_LABEL = "If it needs an answer while you're away"
+UNATTENDED_HINT = (
+    "Wait: you are notified and it waits for you. Deny: you are notified; if nobody answers "
+    "in time, approvals are denied, questions declined, and the run goes on. Skip: the first "
+    "question ends the run; nothing that needed your answer is done."
+)
+FIELDS = ("name", "when", "timezone", "prompt", "thread", "missed", "unattended")
 # The sidecar's refusal reasons (`error.data["reason"]`) and the field each is about.
 FIELD_OF_REASON = {
     "bad_cron": "when",
@@ -65,6 +84,7 @@ FIELD_OF_REASON = {
     "prompt_too_long": "prompt",
     "no_such_thread": "thread",
     "bad_policy": "missed",
+    "bad_unattended": "unattended",
 }
 NAME_MAX = 200
 SPEC_MAX = 200
@@ -133,7 +153,7 @@ class ScheduleEditDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setModal(False)
-        self.resize(560, 480)
+        self.resize(600, 560)
         self.default_timezone = default_timezone
         self.schedule: ScheduleInfo | None = None
         self.error_labels = {field: build_status_label() for field in FIELDS}
@@ -186,7 +206,37 @@ class ScheduleEditDialog(QDialog):
         for policy, label in MISSED:
             self.missed_combo.addItem(label, policy)
         form.addRow("Missed runs", _with_error(self.missed_combo, self.error_labels["missed"]))
+        unattended = _with_error(self._build_unattended(), self.error_labels["unattended"])
+        form.addRow(UNATTENDED_LABEL, unattended)
         return form
+
+    def _build_unattended(self) -> QVBoxLayout:
+        """Wait for me / Deny after [N] minutes / Skip the run, as radio buttons; the minutes
+        are editable while "Deny after" is chosen."""
+        self.unattended_group = QButtonGroup(self)
+        self.unattended_buttons: dict[UnattendedAction, QRadioButton] = {}
+        self.deny_minutes_spin = QSpinBox()
+        self.deny_minutes_spin.setRange(1, MAX_DENY_AFTER_MINUTES)
+        self.deny_minutes_spin.setValue(UnattendedPolicy().minutes)
+        self.deny_minutes_spin.setSuffix(" minutes")
+        row = QHBoxLayout()
+        for action, label in UNATTENDED:
+            button = QRadioButton(label)
+            self.unattended_buttons[action] = button
+            self.unattended_group.addButton(button)
+            row.addWidget(button)
+            if action == "deny_after":
+                row.addWidget(self.deny_minutes_spin)
+        row.addStretch(1)
+        self.unattended_buttons["wait"].setChecked(True)
+        self.unattended_group.buttonToggled.connect(self._on_unattended_toggled)
+        self._on_unattended_toggled()
+        hint = QLabel(UNATTENDED_HINT)
+        hint.setWordWrap(True)
+        column = QVBoxLayout()
+        column.addLayout(row)
+        column.addWidget(hint)
+        return column
 
     def _build_when(self) -> QVBoxLayout:
         self.kind_combo = QComboBox()
@@ -256,6 +306,8 @@ class ScheduleEditDialog(QDialog):
         self.thread_combo.setCurrentIndex(index)
         self.thread_combo.setEnabled(False)
         self.missed_combo.setCurrentIndex(self.missed_combo.findData(schedule.missed))
+        self.unattended_buttons[schedule.unattended.action].setChecked(True)
+        self.deny_minutes_spin.setValue(schedule.unattended.minutes)
         self._show_next_fires(schedule, saved=False)
 
     def _load_once(self, spec: str, timezone: str) -> None:
@@ -278,6 +330,14 @@ class ScheduleEditDialog(QDialog):
         editor = self.cron_edit if kind == "cron" else self.interval_edit
         return editor.text().strip()
 
+    def unattended_policy(self) -> UnattendedPolicy:
+        """The choice for a question nobody answers (the minutes are kept with any choice)."""
+        chosen: UnattendedAction = "wait"
+        for action, button in self.unattended_buttons.items():
+            if button.isChecked():
+                chosen = action
+        return UnattendedPolicy(action=chosen, minutes=self.deny_minutes_spin.value())
+
     def build_params(self) -> ScheduleCreateParams | ScheduleUpdateParams | None:
         """The request the form describes, or None after showing what is missing by its field."""
         spec, prompt = self.spec(), self.prompt_edit.toPlainText()
@@ -290,6 +350,7 @@ class ScheduleEditDialog(QDialog):
         name = self.name_edit.text().strip()
         timezone = self.timezone_combo.currentText().strip() or self.default_timezone
         missed = self.missed_combo.currentData()
+        unattended = self.unattended_policy()
         if self.schedule is not None:
             return ScheduleUpdateParams(
                 schedule_id=self.schedule.id,
@@ -298,6 +359,7 @@ class ScheduleEditDialog(QDialog):
                 timezone=timezone,
                 prompt=prompt,
                 missed=missed,
+                unattended=unattended,
             )
         return ScheduleCreateParams(
             name=name,
@@ -307,6 +369,7 @@ class ScheduleEditDialog(QDialog):
             prompt=prompt,
             thread_id=self.thread_combo.currentData(),
             missed=missed,
+            unattended=unattended,
         )
 
     def show_error(self, error: ErrorObject) -> None:
@@ -352,6 +415,9 @@ class ScheduleEditDialog(QDialog):
     def _clear_errors(self) -> None:
         for label in (*self.error_labels.values(), self.error_label):
             label.hide()
+
+    def _on_unattended_toggled(self, *_args: object) -> None:
+        self.deny_minutes_spin.setEnabled(self.unattended_buttons["deny_after"].isChecked())
 
     def _on_kind_changed(self, index: int) -> None:
         self.spec_stack.setCurrentIndex(index)

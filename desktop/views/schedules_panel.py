@@ -1,6 +1,7 @@
 """`SchedulesPanelDialog`: every schedule with its next fire times in local time, its last
-result, new and edit (in `ScheduleEditDialog`), pause/resume, run now, delete, and its history
-(fires and skips with their reasons)."""
+result, what its run does with a question while the author is away, new and edit (in
+`ScheduleEditDialog`), pause/resume, run now, delete, and its history (fires and skips with
+their reasons)."""
 
 from __future__ import annotations
 
@@ -30,9 +31,17 @@ from sidecar.protocol import (
     ScheduleInfo,
     ScheduleUpdateParams,
     ThreadInfo,
+    UnattendedPolicy,
 )
 
-COLUMNS = ("Name", "When", "Zone", "Next (local time)", "Last result", "State")
+COLUMNS = ("Name", "When", "Zone", "Next (local time)", "Last result", "State", "If you're away")
+
+
+def unattended_text(policy: UnattendedPolicy) -> str:
+    """A schedule's policy for a question nobody answers, in a few words."""
+    if policy.action == "deny_after":
+        return f"denies after {policy.minutes} min"
+    return "skips the run" if policy.action == "skip" else "waits for you"
 
 
 def local_time(stamp: float | None) -> str:
@@ -69,7 +78,7 @@ class SchedulesPanelDialog(QDialog):
         self._select_id: str | None = None
         self.setWindowTitle("Schedules")
         self.setModal(False)
-        self.resize(860, 460)
+        self.resize(960, 460)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(list(COLUMNS))
         self.tree.setRootIsDecorated(False)
@@ -140,6 +149,7 @@ class SchedulesPanelDialog(QDialog):
                 nexts,
                 schedule.last_status or "—",
                 state,
+                unattended_text(schedule.unattended),
             )
             item = QTreeWidgetItem(list(row))
             item.setToolTip(3, "\n".join(schedule.next_fires_local))

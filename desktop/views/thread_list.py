@@ -181,6 +181,16 @@ class ThreadListWidget(QWidget):
             self._reveal(index)
             self.view.setCurrentIndex(index)
 
+    def select_next(self, step: int = 1) -> None:
+        """Select the thread `step` rows below the selected one in the list's order (above,
+        when negative), going round at the ends: Ctrl+Tab and Ctrl+Shift+Tab."""
+        ids = self.model.thread_ids()
+        if not ids:
+            return
+        current = self._state.selected_thread_id
+        at = ids.index(current) if current in ids else (-1 if step > 0 else 0)
+        self.select_thread(ids[(at + step) % len(ids)])
+
     def open_channels(self) -> set[str]:
         """The folders shown open."""
         return set(self._open_channels)

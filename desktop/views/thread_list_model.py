@@ -63,6 +63,11 @@ class ThreadListModel(QAbstractItemModel):
         """The folders' names, in the order shown."""
         return list(self._folders)
 
+    def thread_ids(self) -> list[str]:
+        """Every thread, in the order the list shows them (folders first, each one's threads
+        under it, open or not)."""
+        return [t.id for members in self._members for t in members] + [t.id for t in self._loose]
+
     def thread_of(self, index: _Index) -> ThreadInfo | None:
         """The thread a row shows (None: a folder, or no row)."""
         if not index.isValid():

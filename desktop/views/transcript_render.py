@@ -28,6 +28,7 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
+    QTextDocumentFragment,
 )
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
@@ -49,6 +50,7 @@ from desktop.models.transcript_marks import (
     context_chip_text,
     divider_text,
 )
+from desktop.views.find_marks import FindMarks
 from desktop.views.text import monospace_font, pretty_json
 
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -128,14 +130,21 @@ def tool_details(entry: ToolCallEntry) -> str:
 
 
 class StreamingDocument:
-    """The document of the answer being streamed: appended to, never re-set."""
+    """The document of the answer being streamed: appended to, never re-set.
+
+    Finished blocks are rendered one by one as Markdown; what they show equals a fresh render
+    of the whole text (`QTextDocument.setMarkdown`), block formats and lists included: each
+    block is parsed alone and inserted as a fragment that keeps its own formats (see
+    `markdown_fragment`), and the open block (the tail) is a plain block of its own, so no
+    block takes on the list or heading of the one before it.
+    """
 
     def __init__(self, font: QFont) -> None:
         self.document = QTextDocument()
         self.document.setDefaultFont(font)
         self.document.setDocumentMargin(0)
         self._splitter = BlockSplitter()
-        self._tail_start = 0
+        self._rendered_end = 0  # where the rendered blocks end (the tail's block starts after)
         self.fed = 0
 
     def append(self, text: str) -> None:
@@ -154,25 +163,43 @@ class StreamingDocument:
         """The stream ended: render the open block too."""
         tail = self._splitter.finish()
         cursor = QTextCursor(self.document)
-        cursor.movePosition(QTextCursor.MoveOperation.End)
         self._render_blocks(cursor, [tail] if tail.strip() else [], last=True)
 
     def plain_text(self) -> str:
         return self.document.toPlainText()
 
     def _render_blocks(self, cursor: QTextCursor, blocks: list[str], *, last: bool = False) -> None:
-        """Replace the plain tail with `blocks` rendered, each in a block of its own; unless
-        `last`, leave an empty block for the next tail."""
-        cursor.setPosition(self._tail_start)
+        """Replace the plain tail (and the break before it) with `blocks` rendered; unless
+        `last`, start a plain block for the next tail."""
+        cursor.setPosition(self._rendered_end)
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
         for block in blocks:
-            if cursor.block().length() > 1:
-                cursor.insertBlock()
-            cursor.insertMarkdown(block)
-        if not last and cursor.block().length() > 1:
-            cursor.insertBlock()
-        self._tail_start = cursor.position()
+            if self.document.isEmpty():
+                self.document.setMarkdown(block)  # the first block: no break before it
+            else:
+                cursor.movePosition(QTextCursor.MoveOperation.End)
+                cursor.insertFragment(markdown_fragment(block))
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        self._rendered_end = cursor.position()
+        if not last and not self.document.isEmpty():
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+
+
+def markdown_fragment(markdown: str) -> QTextDocumentFragment:
+    """`markdown` rendered, as a fragment to insert at the end of a non-empty block: it starts
+    with a break, so its first block keeps its own format (a fragment's first block is merged
+    into the block it is inserted in and takes that block's format: a heading or list item
+    would come out as whatever came before it)."""
+    scratch = QTextDocument()
+    scratch.setMarkdown(markdown)
+    first = scratch.begin()
+    if first.length() > 1 or first.textList() is not None:
+        cursor = QTextCursor(scratch)
+        cursor.insertBlock(first.blockFormat(), first.charFormat())
+        QTextCursor(scratch.begin()).setBlockFormat(QTextBlockFormat())
+    # Else it starts with an empty block already (before a table, whose frame cannot lead).
+    return QTextDocumentFragment(scratch)
 
 
 class EntryDocuments:
@@ -290,11 +317,13 @@ def _header(entry: MessageEntry) -> str:
 
 class TranscriptDelegate(QStyledItemDelegate):
     """Paints an entry: a panel with the speaker and the document; tool calls and notices as
-    one line. Heights: measured for rows that were painted, estimated for the others."""
+    one line; in messages, Find's `marks`. Heights: measured for rows that were painted,
+    estimated for the others."""
 
     def __init__(self, docs: EntryDocuments, viewport: QWidget) -> None:
         super().__init__(viewport)
         self.docs = docs
+        self.marks = FindMarks()
         self._viewport = viewport
         self._measured: dict[int, tuple[int, int]] = {}  # id(entry) -> (width, body height)
         self.visible = QRect()  # the viewport area being painted (set by the view)
@@ -307,6 +336,10 @@ class TranscriptDelegate(QStyledItemDelegate):
 
     def stream_height(self, entry: MessageEntry) -> int:
         return math.ceil(self.docs.document(entry, self.body_width()).size().height())
+
+    def body_top(self, entry: TranscriptEntry) -> int:
+        """How far below its row's top an entry's document is painted."""
+        return PADDING + (self.docs.header_height if isinstance(entry, MessageEntry) else 0)
 
     def body_width(self, _option: QStyleOptionViewItem | None = None) -> int:
         """One width for measuring and painting (the viewport's), so documents are laid out
@@ -365,6 +398,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         painter.translate(x, y)
         context = QAbstractTextDocumentLayout.PaintContext()
         context.palette.setColor(QPalette.ColorRole.Text, _text_colour(entry, palette))
+        if self.marks.active and isinstance(entry, MessageEntry):
+            context.selections = self.marks.selections(doc, entry.message_id)
         # Only the visible part of a long answer is drawn. Qt caps `rect`'s height at 32767 px,
         # so the clip is taken from the viewport below the row's top, not from `rect`.
         visible = self.visible if self.visible.isValid() else QRect(rect)

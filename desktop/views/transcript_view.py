@@ -4,8 +4,10 @@ Rows are `Transcript` entries painted by `TranscriptDelegate` (only the visible 
 so a thread of any length opens as fast as its first page). Streamed text is coalesced per frame
 (`FRAME_MS`) and appended to the answer's document. The list follows the end while the author
 has not scrolled up; scrolling near the top asks for the next older page, near the bottom of a
-detached stretch for the next newer one. Ctrl+F (the window's Find action) opens the find bar;
-a hit is shown by loading its page when it is not already in the list.
+detached stretch for the next newer one; `follow_end` (the author sent a message) goes back to
+the end and follows it again. Ctrl+F (the window's Find action) opens the find bar: every match
+of the query is marked, the current one in a colour of its own and scrolled into view (its
+message's page loaded first when it is not in the list).
 
 With a memory controller attached (`attach_memory`), a memory chip opens its menu when clicked
 (Edit…, Move to tier ▸, Forget) and the thread's summaries are asked for when it is opened and
@@ -29,6 +31,7 @@ from PySide6.QtGui import QKeySequence, QPaintEvent, QShortcut
 from PySide6.QtWidgets import QAbstractItemView, QListView, QVBoxLayout, QWidget
 
 from desktop.controllers import PendingRequest
+from desktop.models.find import FindMatch, FindResults
 from desktop.models.stream_text import AppendBuffer
 from desktop.models.transcript import Transcript
 from desktop.models.transcript_entries import MessageEntry, ToolCallEntry
@@ -42,12 +45,14 @@ from desktop.views.memory_chip_menu import ChipActions, ChipMemory, MemoryChipMe
 from desktop.views.place_keeper import PlaceKeeper
 from desktop.views.transcript_model import TranscriptListModel
 from desktop.views.transcript_render import (
+    MARGIN,
+    PADDING,
     EntryDocuments,
     TranscriptDelegate,
     entry_text,
     tool_details,
 )
-from sidecar.protocol import ErrorObject, SearchHit, SummaryInfo, ThreadSearchResult
+from sidecar.protocol import ErrorObject, SummaryInfo, ThreadSearchResult
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +135,13 @@ class TranscriptView(QWidget):
         self._frame.timeout.connect(self.flush)
         self._pinned = True
         self._place = PlaceKeeper(self.list_view, transcript)
+        # A message shown (a Find match) is scrolled to again once its rows are laid out,
+        # unless the author went elsewhere meanwhile.
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(0)
+        self._settle.timeout.connect(self._on_settle_timeout)
+        self._settle_target: tuple[str, int | None] | None = None
         self._loading: PendingRequest | None = None
         self._revealing: str | None = None
         self._stream_heights: dict[int, int] = {}
@@ -160,11 +172,12 @@ class TranscriptView(QWidget):
         self.model.dataChanged.connect(self._on_model_data_changed)
         self.list_view.clicked.connect(self._on_list_view_clicked)
         self.find_bar.search_requested.connect(self._on_find_bar_search_requested)
-        self.find_bar.hit_activated.connect(self._on_find_bar_hit_activated)
-        self.find_bar.closed.connect(self.list_view.setFocus)
+        self.find_bar.results_shown.connect(self._on_find_bar_results_shown)
+        self.find_bar.match_activated.connect(self._on_find_bar_match_activated)
+        self.find_bar.closed.connect(self._on_find_bar_closed)
         for keys, slot in (
-            (QKeySequence.StandardKey.MoveToStartOfDocument, self._on_start_shortcut_activated),
-            (QKeySequence.StandardKey.MoveToEndOfDocument, self._on_end_shortcut_activated),
+            (QKeySequence.StandardKey.MoveToStartOfDocument, self.go_to_start),
+            (QKeySequence.StandardKey.MoveToEndOfDocument, self.go_to_end),
             (QKeySequence.StandardKey.FindNext, self.find_bar.next_hit),
             (QKeySequence.StandardKey.FindPrevious, self.find_bar.previous_hit),
         ):
@@ -179,6 +192,14 @@ class TranscriptView(QWidget):
     def open_find_bar(self) -> None:
         """Ctrl+F: show the find bar (connected to the window's `find_requested`)."""
         self.find_bar.open_bar()
+
+    def follow_end(self) -> None:
+        """Go to the end and follow it from now on (the author sent a message: it and its
+        answer come into view, wherever the author had scrolled or Find had gone)."""
+        self._settle.stop()
+        self._pinned = True
+        self._scroll_to_end()
+        QTimer.singleShot(0, self._scroll_to_end_if_pinned)  # after the new rows are laid out
 
     def plain_text(self) -> str:
         """Everything in the transcript, one entry per line (for tests and copying)."""
@@ -376,7 +397,9 @@ class TranscriptView(QWidget):
         self._loading = None
         logger.warning("loading a page of the thread failed: %s", error.message)
 
-    def _on_start_shortcut_activated(self) -> None:
+    def go_to_start(self) -> None:
+        """Ctrl+Home (here, or in the composer): the thread's first message."""
+        self._settle.stop()
         if self._transcript.has_older and self._history is not None:
             self._pinned = False
             pending = self._history.jump_to_start()
@@ -385,7 +408,9 @@ class TranscriptView(QWidget):
                 return
         self.list_view.scrollToTop()
 
-    def _on_end_shortcut_activated(self) -> None:
+    def go_to_end(self) -> None:
+        """Ctrl+End (here, or in the composer): the newest message, followed from now on."""
+        self._settle.stop()
         if self._transcript.has_newer and self._history is not None:
             self._history.jump_to_end()
         self._pinned = True
@@ -406,13 +431,26 @@ class TranscriptView(QWidget):
     def _on_search_result(self, query: str, result: ThreadSearchResult) -> None:
         self.find_bar.show_hits(query, result.hits, result.has_more)
 
-    def _on_find_bar_hit_activated(self, hit: SearchHit) -> None:
-        self.reveal(hit.message_id, hit.seq)
+    def _on_find_bar_results_shown(self, results: FindResults) -> None:
+        marks = self.list_view.delegate.marks
+        marks.set_query(results.query if results else "")
+        self.list_view.viewport().update()
 
-    def reveal(self, message_id: str, seq: int) -> None:
-        """Scroll to a message, loading its page first when it is not in the list."""
+    def _on_find_bar_match_activated(self, match: FindMatch) -> None:
+        self.list_view.delegate.marks.set_current(match.hit.message_id, match.occurrence)
+        self.list_view.viewport().update()
+        self.reveal(match.hit.message_id, match.hit.seq, match.occurrence)
+
+    def _on_find_bar_closed(self) -> None:
+        self.list_view.delegate.marks.clear()
+        self.list_view.viewport().update()
+        self.list_view.setFocus()
+
+    def reveal(self, message_id: str, seq: int, occurrence: int | None = None) -> None:
+        """Scroll to a message (to its match number `occurrence`, when given), loading its
+        page first when it is not in the list."""
         self._pinned = False
-        if self._select_message(message_id):
+        if self._select_message(message_id, occurrence):
             return
         if self._history is None:
             return
@@ -421,27 +459,83 @@ class TranscriptView(QWidget):
         if pending is None:
             self._revealing = None
             return
-        pending.then(lambda _r: self._on_revealed(message_id), lambda _e: self._on_revealed(""))
+        pending.then(
+            lambda _r: self._on_revealed(message_id, occurrence),
+            lambda _e: self._on_revealed("", None),
+        )
 
-    def _on_revealed(self, message_id: str) -> None:
+    def _on_revealed(self, message_id: str, occurrence: int | None) -> None:
         self._revealing = None
         if message_id:
-            self._select_message(message_id)
+            self._select_message(message_id, occurrence)
 
-    def _select_message(self, message_id: str) -> bool:
+    def _select_message(self, message_id: str, occurrence: int | None = None) -> bool:
         row = self._transcript.row_of_message(message_id)
         if row is None:
             return False
         index = self.model.index(row)
         self.list_view.setCurrentIndex(index)
-        self.list_view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
-        QTimer.singleShot(0, lambda: self._scroll_to_row(row))
+        self._scroll_to_row(row, occurrence)
+        # Again once the rows around it are laid out at their painted heights.
+        self._settle_target = (message_id, occurrence)
+        self._settle.start()
         return True
 
-    def _scroll_to_row(self, row: int) -> None:
-        if 0 <= row < self.model.rowCount():
-            index = self.model.index(row)
+    def _on_settle_timeout(self) -> None:
+        target, self._settle_target = self._settle_target, None
+        row = self._transcript.row_of_message(target[0]) if target is not None else None
+        if target is not None and row is not None:
+            self._scroll_to_row(row, target[1])
+
+    def _scroll_to_row(self, row: int, occurrence: int | None = None) -> None:
+        """Centre a row, or, with `occurrence`, bring that match of it to a third of the way
+        down the view (a long message is not shown from its middle)."""
+        if not 0 <= row < self.model.rowCount():
+            return
+        index = self.model.index(row)
+        box = self._match_box(row, occurrence) if occurrence is not None else None
+        if box is None:
             self.list_view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+            return
+        bar = self.list_view.verticalScrollBar()
+        target = bar.value() + box.top() - self.list_view.viewport().height() // 3
+        bar.setValue(max(bar.minimum(), min(bar.maximum(), target)))
+
+    def _match_box(self, row: int, occurrence: int) -> QRect | None:
+        """Where match `occurrence` of a row's message is, in the viewport's coordinates."""
+        entry = self._transcript.peek(row)
+        if not isinstance(entry, MessageEntry):
+            return None
+        delegate = self.list_view.delegate
+        doc = self.docs.document(entry, delegate.body_width())
+        box = delegate.marks.box(doc, occurrence)
+        if box is None:
+            return None
+        rect = self.list_view.visualRect(self.model.index(row))
+        left = rect.left() + MARGIN + PADDING
+        top = rect.top() + delegate.body_top(entry)
+        return box.translated(left, top).toAlignedRect()
+
+    def current_match_rect(self) -> QRect | None:
+        """Where Find's current match is in the viewport (None: no current match, or its
+        message is not in the list)."""
+        current = self.list_view.delegate.marks.current
+        row = self._transcript.row_of_message(current[0]) if current is not None else None
+        if current is None or row is None:
+            return None
+        entry = self._transcript.peek(row)
+        doc = self.docs.document(entry, self.list_view.delegate.body_width())
+        shown = self.list_view.delegate.marks.current_in(doc, current[0])
+        return self._match_box(row, shown) if shown is not None else None
+
+    def marked_matches(self, row: int) -> list[tuple[str, bool]]:
+        """The text Find marks in a row's message, in reading order, and whether each is the
+        current match."""
+        entry = self._transcript.peek(row)
+        if not isinstance(entry, MessageEntry):
+            return []
+        doc = self.docs.document(entry, self.list_view.delegate.body_width())
+        return self.list_view.delegate.marks.marked(doc, entry.message_id)
 
     def selected_message_id(self) -> str | None:
         """The message of the selected row (e.g. the find bar's current hit)."""

@@ -20,6 +20,7 @@ from typing import Literal
 import anyio
 import anyio.abc
 
+from mcp_servers.agents.providers import not_installed
 from mcp_servers.agents.results import ErrorCode, NormalizedError
 
 READ_CHUNK = 64 * 1024
@@ -106,7 +107,12 @@ class AgentProcess:
                 start_new_session=True,
             )
         except FileNotFoundError as exc:
-            raise SpawnError(_spawn_error(ErrorCode.CLI_NOT_FOUND, str(exc))) from exc
+            error = NormalizedError(
+                code=ErrorCode.CLI_NOT_FOUND,
+                message=not_installed(argv[0]),
+                detail={"os_error": str(exc)},
+            )
+            raise SpawnError(error) from exc
         except OSError as exc:
             raise SpawnError(_spawn_error(ErrorCode.SPAWN_FAILED, str(exc))) from exc
         return cls(process, argv)

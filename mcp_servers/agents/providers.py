@@ -27,14 +27,19 @@ ENV_VARS: dict[Provider, str] = {
     "openclaw": "ATRIUM_OPENCLAW_BIN",
 }
 VERSION_TIMEOUT_S = 15.0
+NAMES: dict[Provider, str] = {"claude": "Claude Code", "codex": "Codex", "openclaw": "OpenClaw"}
 INSTALL_HINTS: dict[Provider, str] = {
-    "claude": "npm install -g @anthropic-ai/claude-code",
-    "codex": "npm install -g @openai/codex",
-    "openclaw": (
-        "`make peers` installs the pinned openclaw (npm, 2026.9.6; needs Node >= 24.16) into "
-        ".cache/peers; then set ATRIUM_OPENCLAW_BIN to .cache/peers/bin/openclaw"
-    ),
+    "claude": "To install Claude Code, run `npm install -g @anthropic-ai/claude-code` in a "
+    "terminal (npm comes with Node.js); if it is installed somewhere else, set "
+    "ATRIUM_CLAUDE_BIN to its path",
+    "codex": "To install Codex, run `npm install -g @openai/codex` in a terminal (npm comes "
+    "with Node.js); if it is installed somewhere else, set ATRIUM_CODEX_BIN to its path",
+    "openclaw": "To install OpenClaw, install Node.js 24.16 or newer, then run "
+    "`npm install -g openclaw@2026.9.6` in a terminal; if it is installed somewhere else, set "
+    "ATRIUM_OPENCLAW_BIN to its path",
 }
+"""How to install each CLI, in plain words (shown in Settings → Profiles and in failures)."""
+
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
 
 
@@ -84,6 +89,17 @@ def find_executable(
         return found, "env"
     found = shutil.which(COMMANDS[provider], path=env.get("PATH"))
     return found, "path" if found else None
+
+
+def not_installed(program: str) -> str:
+    """What the author reads when `program` (a CLI's command or path) does not exist: which
+    CLI is missing and how to install it, never the OS's "[Errno 2]"."""
+    command = os.path.basename(program)
+    for provider in PROVIDERS:
+        if COMMANDS[provider] == command:
+            hint = INSTALL_HINTS[provider]
+            return f"{NAMES[provider]} is not installed here ({program!r} was not found). {hint}"
+    return f"The program {program!r} is not installed here (it was not found)"
 
 
 def executable_for(provider: Provider, env: Mapping[str, str]) -> str:

@@ -69,6 +69,7 @@ from mcp_servers.agents.tool_args import (
     TimeoutArg,
     WorkingDirArg,
 )
+from mcp_servers.serving import build_mcp_server
 
 SERVER_NAME = "atrium-agents"
 
@@ -146,7 +147,7 @@ def build_server(
         async with registry:
             yield registry
 
-    server = MCPServer[RunRegistry](
+    server: MCPServer[RunRegistry] = build_mcp_server(
         SERVER_NAME,
         title="Atrium strong agents",
         instructions=(
@@ -182,12 +183,12 @@ def _add_run_tools(server: MCPServer[RunRegistry], settings: FollowSettings) -> 
         ctx: AgentContext,
         session: SessionPolicyArg = "new",
         native_session_id: OptionalSessionIdArg = None,
-        tool_policy: PolicyArg | None = None,
+        tool_policy: PolicyArg = None,
         timeout_s: TimeoutArg = None,
         idle_timeout_s: IdleTimeoutArg = None,
         model: ModelArg = None,
         max_turns: MaxTurnsArg = None,
-        attachments: AttachmentsArg | None = None,
+        attachments: AttachmentsArg = None,
         run_id: NewRunIdArg = None,
     ) -> RunOutcome:
         """Run an instruction with a strong-agent CLI and follow it to its end.
@@ -220,12 +221,12 @@ def _add_run_tools(server: MCPServer[RunRegistry], settings: FollowSettings) -> 
         instruction: InstructionArg,
         working_dir: WorkingDirArg,
         ctx: AgentContext,
-        tool_policy: PolicyArg | None = None,
+        tool_policy: PolicyArg = None,
         timeout_s: TimeoutArg = None,
         idle_timeout_s: IdleTimeoutArg = None,
         model: ModelArg = None,
         max_turns: MaxTurnsArg = None,
-        attachments: AttachmentsArg | None = None,
+        attachments: AttachmentsArg = None,
         run_id: NewRunIdArg = None,
         fallback_to_start: FallbackArg = True,
     ) -> RunOutcome:

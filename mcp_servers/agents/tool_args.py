@@ -39,7 +39,7 @@ SessionIdArg = Annotated[
     ),
 ]
 PolicyArg = Annotated[
-    ToolPolicy,
+    ToolPolicy | None,
     Field(
         description=(
             "read_only / workspace_write / full_access, plus native allow/deny tool rules "
@@ -55,7 +55,8 @@ IdleTimeoutArg = Annotated[
     Field(gt=0, description="Stop after this many silent seconds (not while a question waits)."),
 ]
 AttachmentsArg = Annotated[
-    list[str], Field(description="Absolute paths of files handed to the agent (images inline).")
+    list[str] | None,
+    Field(description="Absolute paths of files handed to the agent (images inline)."),
 ]
 ModelArg = Annotated[str | None, Field(description="Model name for the CLI.")]
 MaxTurnsArg = Annotated[int | None, Field(gt=0, description="Turn limit (Claude Code).")]

@@ -5,6 +5,7 @@ or ``atrium-mcp-memory``. The file defaults to ``$ATRIUM_MEMORY_DB``, else ``mem
 current directory (an explicit path, never a package's install folder). Several processes may
 serve the same file at once: each write is one SQLite transaction, and writers wait for each
 other instead of overwriting each other. Logs go to stderr; stdout carries MCP frames only.
+With ``--http HOST:PORT`` it serves streamable HTTP at ``http://HOST:PORT/mcp`` instead.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from mcp_servers.serving import add_http_option, serve
 
 from .server import build_server
 from .store import MemoryStore, Scope
@@ -31,6 +34,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--thread", default="default", help="thread tier's conversation name")
     parser.add_argument("--channel", default=None, help="channel tier's name (none by default)")
+    add_http_option(parser)
     return parser.parse_args(argv)
 
 
@@ -45,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     scope = Scope(thread=args.thread, channel=args.channel, workspace=workspace)
     try:
-        build_server(store, scope).run("stdio")
+        serve(build_server(store, scope), args.http)
     finally:
         store.close()
     return 0

@@ -45,14 +45,20 @@ def terms_of(text: str, *, max_terms: int = MAX_TERMS) -> list[str]:
 
 
 def selective_terms(
-    conn: sqlite3.Connection, table: str, terms: list[str], *, common: int = 1000
+    conn: sqlite3.Connection,
+    table: str,
+    terms: list[str],
+    *,
+    common: int = 1000,
+    keep_common: bool = True,
 ) -> list[str]:
     """The terms of `terms` that match fewer than `common` rows of FTS5 table `table`.
 
     Ranking an OR query scores every row any of its terms matches: one word found in every
     memory makes a search read them all. Such words say little about relevance anyway, so they
-    are left out when rarer ones remain (when none does, all are kept). Each probe reads at
-    most `common` row ids from the index.
+    are left out when rarer ones remain (when none does, all are kept, or, without
+    `keep_common`, none: a table that grows without bound, such as a thread's messages, is not
+    worth reading whole for them). Each probe reads at most `common` row ids from the index.
     """
     rare: list[str] = []
     for term in terms:
@@ -62,4 +68,4 @@ def selective_terms(
         ).fetchone()
         if int(row[0]) < common:
             rare.append(term)
-    return rare or terms
+    return rare or (terms if keep_common else [])

@@ -17,10 +17,12 @@ from typing import Annotated, Any, cast
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
+
+from mcp_servers.serving import build_mcp_server
 
 from .errors import MemoryRefusal
-from .store import Memory, MemoryStore, Scope
+from .store import Author, Memory, MemoryStore, Provenance, Scope, Tier
 
 SERVER_NAME = "atrium-memory"
 SCOPE_ARGUMENTS = ("thread", "channel", "workspace")
@@ -46,6 +48,34 @@ TierArg = Annotated[
 ScopeArg = Annotated[
     str | None, Field(description="Set by the host; leave empty.", json_schema_extra={"x-host": 1})
 ]
+KeyArg = Annotated[str, Field(description="The memory's key, as a listing shows it.")]
+
+
+class MemoryEntry(BaseModel):
+    """One memory as a tool returns it (`Memory.to_dict()`)."""
+
+    key: str = Field(description="Its key, for read, update, forget and pin.")
+    tier: Tier
+    text: str
+    by: Author = Field(description="Who wrote it.")
+    created_at: float = Field(description="Seconds since the epoch.")
+    updated_at: float = Field(description="Seconds since the epoch.")
+    pinned: bool
+    source_thread: str | None = None
+    source_message: str | None = None
+    scope_label: str | None = None
+    provenance: Provenance = Field(description="Where its text came from.")
+    reviewed: bool = Field(description="Whether the author has reviewed it.")
+
+
+class MemoryList(BaseModel):
+    """What every memory tool returns as structured content: the memories it found or
+    changed."""
+
+    memories: list[MemoryEntry]
+
+
+MemoryResult = Annotated[CallToolResult, MemoryList]
 
 WRITE_GUIDE = (
     "Save a memory when the author states a lasting fact about themselves or the work (names, "
@@ -102,7 +132,7 @@ class _Scopes:
 
 def build_server(store: MemoryStore, scope: Scope | None = None) -> MCPServer:
     """Serve `store`; `scope` is the conversation assumed when a call names none."""
-    server = MCPServer(
+    server = build_mcp_server(
         SERVER_NAME,
         title="Atrium memory",
         instructions=(
@@ -122,12 +152,12 @@ def _add_reads(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
     async def search(
         query: Annotated[str, Field(description="Words to look for (plain text).")],
         tiers: Annotated[list[str] | None, Field(description="Only these tiers.")] = None,
-        limit: Annotated[int, Field(ge=1, le=100)] = 10,
+        limit: Annotated[int, Field(ge=1, le=100, description="Most memories to return.")] = 10,
         *,
         thread: ScopeArg = None,
         channel: ScopeArg = None,
         workspace: ScopeArg = None,
-    ) -> CallToolResult:
+    ) -> MemoryResult:
         """Find memories by their words, best match first. Use it before asking the author
         something they may already have told you."""
         with _refusals():
@@ -137,8 +167,8 @@ def _add_reads(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
 
     @server.tool(name="read", title="Read a memory", annotations=_READ_ONLY)
     async def read(
-        key: str, thread: ScopeArg = None, channel: ScopeArg = None, workspace: ScopeArg = None
-    ) -> CallToolResult:
+        key: KeyArg, thread: ScopeArg = None, channel: ScopeArg = None, workspace: ScopeArg = None
+    ) -> MemoryResult:
         """Read one memory by its key, with where it came from."""
         with _refusals():
             memory = store.visible(key, scopes(thread, channel, workspace))
@@ -148,13 +178,13 @@ def _add_reads(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
     @server.tool(name="list", title="List memories", annotations=_READ_ONLY)
     async def list_(
         tier: Annotated[str | None, Field(description="Only this tier.")] = None,
-        pinned_only: bool = False,
-        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        pinned_only: Annotated[bool, Field(description="Only pinned memories.")] = False,
+        limit: Annotated[int, Field(ge=1, le=500, description="Most memories to return.")] = 50,
         *,
         thread: ScopeArg = None,
         channel: ScopeArg = None,
         workspace: ScopeArg = None,
-    ) -> CallToolResult:
+    ) -> MemoryResult:
         """List memories, newest first."""
         with _refusals():
             found = store.recent(
@@ -181,7 +211,7 @@ def _add_write(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
         thread: ScopeArg = None,
         channel: ScopeArg = None,
         workspace: ScopeArg = None,
-    ) -> CallToolResult:
+    ) -> MemoryResult:
         # A server cannot tell what its caller had read: the agent's memory counts as saved after
         # untrusted content (Atrium stages the model's writes itself and says better).
         with _refusals():
@@ -199,14 +229,14 @@ def _add_write(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
 def _add_changes(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None:
     @server.tool(name="update", title="Change a memory", annotations=_WRITES)
     async def update(
-        key: str,
+        key: KeyArg,
         text: Annotated[str | None, Field(description="The corrected fact.")] = None,
         tier: Annotated[str | None, Field(description="Move it to this tier.")] = None,
         *,
         thread: ScopeArg = None,
         channel: ScopeArg = None,
         workspace: ScopeArg = None,
-    ) -> CallToolResult:
+    ) -> MemoryResult:
         """Correct a memory that is wrong or out of date (rather than saving a second one)."""
         with _refusals():
             scope = scopes(thread, channel, workspace)
@@ -218,8 +248,8 @@ def _add_changes(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None
 
     @server.tool(name="forget", title="Forget a memory", annotations=_WRITES)
     async def forget(
-        key: str, thread: ScopeArg = None, channel: ScopeArg = None, workspace: ScopeArg = None
-    ) -> CallToolResult:
+        key: KeyArg, thread: ScopeArg = None, channel: ScopeArg = None, workspace: ScopeArg = None
+    ) -> MemoryResult:
         """Delete a memory that is wrong or that the author asks you to forget."""
         with _refusals():
             store.visible(key, scopes(thread, channel, workspace))
@@ -228,12 +258,12 @@ def _add_changes(server: MCPServer, store: MemoryStore, scopes: _Scopes) -> None
 
     @server.tool(name="pin", title="Pin a memory", annotations=_WRITES)
     async def pin(
-        key: str,
-        pinned: bool = True,
+        key: KeyArg,
+        pinned: Annotated[bool, Field(description="True pins it, false unpins it.")] = True,
         thread: ScopeArg = None,
         channel: ScopeArg = None,
         workspace: ScopeArg = None,
-    ) -> CallToolResult:
+    ) -> MemoryResult:
         """Pin a memory (always in context, never summarized away) or unpin it."""
         with _refusals():
             store.visible(key, scopes(thread, channel, workspace))

@@ -7,6 +7,7 @@
 ``$ATRIUM_SANDBOX_ALLOW_GUARD_ONLY=1``) lets the server run code with the in-process guard alone
 where no OS-level sandbox works, instead of refusing. Logs go to stderr; stdout carries MCP frames
 only.
+With ``--http HOST:PORT`` it serves streamable HTTP at ``http://HOST:PORT/mcp`` instead.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mcp_servers.lifeline import die_with_parent
+from mcp_servers.serving import add_http_option, serve
 
 from .confinement import CHOICES
 from .server import build_server
@@ -46,6 +48,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=None,
         help="where no OS-level sandbox works, run with the in-process guard only (escapable)",
     )
+    add_http_option(parser)
     args = parser.parse_args(argv)
     if args.workdir is None:
         env = os.environ.get("ATRIUM_SANDBOX_WORKDIR")
@@ -57,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: serve the sandbox over stdio until the client disconnects."""
     die_with_parent()
     args = parse_args(argv)
-    build_server(
+    server = build_server(
         args.workdir,
         timeout_s=args.timeout,
         memory_mb=args.memory_mb,
@@ -66,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         keep_runs=args.keep_runs,
         confinement=args.confinement,
         allow_guard_only=args.allow_guard_only,
-    ).run("stdio")
+    )
+    serve(server, args.http)
     return 0
 
 

@@ -18,6 +18,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from mcp_servers.serving import build_mcp_server
+
 from .confinement import ConfinementChoice
 from .models import RunResult
 from .runner import SandboxSettings, prune, run_python
@@ -80,7 +82,7 @@ def build_server(
     if allow_guard_only is not None:
         limits = replace(limits, allow_guard_only=allow_guard_only)
     prune(root, limits)
-    server = MCPServer(
+    server = build_mcp_server(
         SERVER_NAME,
         title="Atrium sandbox",
         instructions=(

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .book import SCHEDULE_SCHEMA, Fire, Schedule, ScheduleBook
+from .book import (
+    DEFAULT_DENY_AFTER_MINUTES,
+    MAX_DENY_AFTER_MINUTES,
+    SCHEDULE_SCHEMA,
+    UNATTENDED,
+    Fire,
+    Schedule,
+    ScheduleBook,
+    add_unattended,
+)
 from .errors import ErrorCode, ScheduleRefusal
 from .timing import fires_between, local_iso, local_zone_name, next_after, zone
 
@@ -25,12 +34,16 @@ def build_server(book: ScheduleBook) -> MCPServer:
 
 
 __all__ = [
+    "DEFAULT_DENY_AFTER_MINUTES",
+    "MAX_DENY_AFTER_MINUTES",
     "SCHEDULE_SCHEMA",
+    "UNATTENDED",
     "ErrorCode",
     "Fire",
     "Schedule",
     "ScheduleBook",
     "ScheduleRefusal",
+    "add_unattended",
     "build_server",
     "fires_between",
     "local_iso",

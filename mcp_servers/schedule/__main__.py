@@ -3,6 +3,7 @@
 ``python -m mcp_servers.schedule [--db FILE] [--timezone ZONE]`` or ``atrium-mcp-schedule``.
 The database is ``--db``, else ``$ATRIUM_DATA_DIR/atrium.db``, else Atrium's data folder. A
 running Atrium on that folder fires the schedules; this server only edits them.
+With ``--http HOST:PORT`` it serves streamable HTTP at ``http://HOST:PORT/mcp`` instead.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import platformdirs
 
 from mcp_servers.lifeline import die_with_parent
+from mcp_servers.serving import add_http_option, serve
 from mcp_servers.shared_file import setting_up
 
 from .book import ScheduleBook
@@ -37,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--db", type=Path, default=None, help="the database file")
     parser.add_argument("--timezone", default=None, help="default IANA zone of new schedules")
+    add_http_option(parser)
     args = parser.parse_args(argv)
     die_with_parent()
     tz_name = args.timezone or local_zone_name()
@@ -52,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (sqlite3.DatabaseError, OSError) as exc:
         print(f"atrium-mcp-schedule: cannot open {path}: {exc}", file=sys.stderr)
         return 2
-    build_server(book).run("stdio")
+    serve(build_server(book), args.http)
     return 0
 
 

@@ -4,6 +4,12 @@ Inside Atrium the book shares the sidecar's one database connection; standalone 
 database file itself. A fire record's key is (schedule_id, scheduled_for): claiming a fire is
 inserting that row, so each scheduled time is claimed at most once, whoever asks and however
 often the process restarts.
+
+Each schedule carries what its run does with a question nobody answers (`unattended`: `wait`,
+`deny_after` its `deny_after_minutes`, or `skip`); the sidecar's runtime applies it. The columns
+came with the book's schema version 2: `add_unattended` gives a version 1 table them (the
+schema registry's step inside Atrium, and the book itself when it opens a file standalone), and
+a schedule made before reads as `wait`, which is what it did.
 """
 
 from __future__ import annotations
@@ -35,7 +41,9 @@ CREATE TABLE IF NOT EXISTS schedules (
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
     last_status TEXT,
-    last_run_id TEXT
+    last_run_id TEXT,
+    unattended TEXT NOT NULL DEFAULT 'wait',
+    deny_after_minutes INTEGER NOT NULL DEFAULT 30
 );
 CREATE INDEX IF NOT EXISTS schedules_due ON schedules(enabled, next_fire_at);
 CREATE TABLE IF NOT EXISTS schedule_fires (
@@ -58,6 +66,22 @@ MAX_PROMPT_CHARS = 20_000
 MAX_NAME_CHARS = 200
 MAX_SCHEDULES = 10_000
 POLICIES = ("run_once", "skip")
+UNATTENDED = ("wait", "deny_after", "skip")
+DEFAULT_DENY_AFTER_MINUTES = 30
+MAX_DENY_AFTER_MINUTES = 7 * 24 * 60
+_UNATTENDED_COLUMNS = (
+    ("unattended", "TEXT NOT NULL DEFAULT 'wait'"),
+    ("deny_after_minutes", f"INTEGER NOT NULL DEFAULT {DEFAULT_DENY_AFTER_MINUTES}"),
+)
+
+
+def add_unattended(conn: sqlite3.Connection) -> None:
+    """Give a schedules table of the book's schema version 1 the unattended-run policy columns
+    (idempotent: a column already there is left as it is). Its schedules wait, as they did."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(schedules)")}
+    for column, definition in _UNATTENDED_COLUMNS:
+        if column not in columns:
+            conn.execute(f"ALTER TABLE schedules ADD COLUMN {column} {definition}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +100,8 @@ class Schedule:
     created_at: float
     last_status: str | None
     last_run_id: str | None
+    unattended: str = "wait"
+    deny_after_minutes: int = DEFAULT_DENY_AFTER_MINUTES
 
     def timing(self) -> Timing:
         return Timing(self.kind, self.spec, zone(self.timezone), self.anchor)
@@ -99,6 +125,7 @@ class Schedule:
             "last_status": self.last_status,
             "last_run_id": self.last_run_id,
             "created_at": self.created_at,
+            "unattended": {"action": self.unattended, "minutes": self.deny_after_minutes},
         }
 
 
@@ -131,6 +158,8 @@ def _schedule(row: sqlite3.Row) -> Schedule:
         created_at=row["created_at"],
         last_status=row["last_status"],
         last_run_id=row["last_run_id"],
+        unattended=row["unattended"],
+        deny_after_minutes=row["deny_after_minutes"],
     )
 
 
@@ -163,6 +192,7 @@ class ScheduleBook:
     ) -> None:
         conn.row_factory = sqlite3.Row
         conn.executescript(SCHEDULE_SCHEMA)
+        add_unattended(conn)
         self.conn = conn
         self.default_timezone = default_timezone
         self.now = now
@@ -190,6 +220,8 @@ class ScheduleBook:
         thread_id: str | None = None,
         name: str = "",
         missed: str = "run_once",
+        unattended: str = "wait",
+        deny_after_minutes: int = DEFAULT_DENY_AFTER_MINUTES,
     ) -> Schedule:
         """Raises:
         ScheduleRefusal: bad timing, zone, prompt, thread or policy (nothing is stored)."""
@@ -197,6 +229,7 @@ class ScheduleBook:
         tz_name = timezone or self.default_timezone
         timing = make_timing(kind, spec, tz_name, now=now, anchor=now)
         self._check_text(prompt, name, missed)
+        _check_unattended(unattended, deny_after_minutes)
         self._check_thread(thread_id)
         count = self.conn.execute("SELECT COUNT(*) FROM schedules").fetchone()[0]
         if count >= MAX_SCHEDULES:
@@ -216,11 +249,13 @@ class ScheduleBook:
             created_at=now,
             last_status=None,
             last_run_id=None,
+            unattended=unattended,
+            deny_after_minutes=deny_after_minutes,
         )
         self.conn.execute(
             "INSERT INTO schedules(id, name, kind, spec, timezone, prompt, thread_id, missed,"
-            " enabled, next_fire_at, anchor, created_at, updated_at)"
-            " VALUES (?,?,?,?,?,?,?,?,1,?,?,?,?)",
+            " enabled, next_fire_at, anchor, created_at, updated_at, unattended,"
+            " deny_after_minutes) VALUES (?,?,?,?,?,?,?,?,1,?,?,?,?,?,?)",
             (
                 schedule.id,
                 schedule.name,
@@ -234,6 +269,8 @@ class ScheduleBook:
                 now,
                 now,
                 now,
+                unattended,
+                deny_after_minutes,
             ),
         )
         self.changed()
@@ -260,6 +297,8 @@ class ScheduleBook:
         prompt: str | None = None,
         name: str | None = None,
         missed: str | None = None,
+        unattended: str | None = None,
+        deny_after_minutes: int | None = None,
     ) -> Schedule:
         """Change a schedule; its next fire is computed from now.
 
@@ -275,13 +314,19 @@ class ScheduleBook:
             prompt=prompt if prompt is not None else old.prompt,
             name=name.strip() if name is not None and name.strip() else old.name,
             missed=missed if missed is not None else old.missed,
+            unattended=unattended if unattended is not None else old.unattended,
+            deny_after_minutes=(
+                deny_after_minutes if deny_after_minutes is not None else old.deny_after_minutes
+            ),
         )
         timing = make_timing(new.kind, new.spec, new.timezone, now=now, anchor=now)
         self._check_text(new.prompt, new.name, new.missed)
+        _check_unattended(new.unattended, new.deny_after_minutes)
         new = replace(new, spec=timing.spec, anchor=now, next_fire_at=next_after(timing, now))
         self.conn.execute(
             "UPDATE schedules SET spec = ?, timezone = ?, prompt = ?, name = ?, missed = ?,"
-            " anchor = ?, next_fire_at = ?, updated_at = ? WHERE id = ?",
+            " anchor = ?, next_fire_at = ?, updated_at = ?, unattended = ?,"
+            " deny_after_minutes = ? WHERE id = ?",
             (
                 new.spec,
                 new.timezone,
@@ -291,6 +336,8 @@ class ScheduleBook:
                 new.anchor,
                 new.next_fire_at,
                 now,
+                new.unattended,
+                new.deny_after_minutes,
                 schedule_id,
             ),
         )
@@ -481,6 +528,19 @@ class ScheduleBook:
         except sqlite3.OperationalError:  # a database without Atrium's threads
             return False
         return row is not None
+
+
+def _check_unattended(action: str, minutes: int) -> None:
+    if action not in UNATTENDED:
+        raise ScheduleRefusal(
+            ErrorCode.BAD_UNATTENDED,
+            f"unknown unattended-run policy {action!r}; use wait, deny_after or skip",
+        )
+    if not 1 <= minutes <= MAX_DENY_AFTER_MINUTES:
+        raise ScheduleRefusal(
+            ErrorCode.BAD_UNATTENDED,
+            f"deny_after_minutes is {minutes}; give 1 to {MAX_DENY_AFTER_MINUTES} minutes",
+        )
 
 
 def _default_name(kind: str, spec: str) -> str:

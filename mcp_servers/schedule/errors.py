@@ -16,6 +16,7 @@ class ErrorCode(StrEnum):
     NO_SUCH_SCHEDULE = "no_such_schedule"
     BAD_KIND = "bad_kind"
     BAD_POLICY = "bad_policy"
+    BAD_UNATTENDED = "bad_unattended"
     TOO_MANY = "too_many"
 
 

@@ -18,7 +18,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from .book import Fire, ScheduleBook
+from mcp_servers.serving import build_mcp_server
+
+from .book import DEFAULT_DENY_AFTER_MINUTES, MAX_DENY_AFTER_MINUTES, Fire, ScheduleBook
 from .errors import ScheduleRefusal
 from .timing import utc_iso
 
@@ -54,6 +56,23 @@ PolicyArg = Annotated[
     ),
 ]
 
+UnattendedArg = Annotated[
+    Literal["wait", "deny_after", "skip"],
+    Field(
+        description="A question of the run that nobody answers (it runs while the author is "
+        "away): 'wait' notifies the author and waits; 'deny_after' answers no after "
+        "deny_after_minutes and the run goes on; 'skip' ends the run at its first question."
+    ),
+]
+MinutesArg = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=MAX_DENY_AFTER_MINUTES,
+        description="With unattended 'deny_after': minutes a question waits before the no.",
+    ),
+]
+
 
 @contextmanager
 def _refusals() -> Generator[None]:
@@ -76,7 +95,7 @@ def _fire(fire: Fire) -> dict[str, Any]:
 
 
 def build_server(book: ScheduleBook) -> MCPServer:
-    server = MCPServer(
+    server = build_mcp_server(
         SERVER_NAME,
         title="Atrium schedules",
         instructions=(
@@ -97,6 +116,8 @@ def build_server(book: ScheduleBook) -> MCPServer:
         ] = None,
         name: Annotated[str, Field(description="A short name for the panel.")] = "",
         missed: PolicyArg = "run_once",
+        unattended: UnattendedArg = "wait",
+        deny_after_minutes: MinutesArg = DEFAULT_DENY_AFTER_MINUTES,
     ) -> dict[str, Any]:
         """Create a schedule; returns it with its next fire times in its zone."""
         with _refusals():
@@ -108,6 +129,8 @@ def build_server(book: ScheduleBook) -> MCPServer:
                 thread_id=thread_id or None,
                 name=name,
                 missed=missed,
+                unattended=unattended,
+                deny_after_minutes=deny_after_minutes,
             ).view()
 
     @server.tool(name="list", title="List schedules", annotations=_READ_ONLY)
@@ -121,13 +144,21 @@ def build_server(book: ScheduleBook) -> MCPServer:
     @server.tool(name="update", title="Change a schedule", annotations=_WRITES)
     def update(  # noqa: PLR0917 - an MCP tool's arguments
         schedule_id: IdArg,
-        spec: str | None = None,
+        spec: Annotated[
+            str | None, Field(description="New time, read as its kind reads it.")
+        ] = None,
         timezone: TzArg = None,
-        prompt: str | None = None,
-        name: str | None = None,
-        missed: PolicyArg | None = None,
+        prompt: Annotated[str | None, Field(description="New prompt for the agent.")] = None,
+        name: Annotated[str | None, Field(description="New name.")] = None,
+        missed: Annotated[PolicyArg | None, Field(description="New missed-run policy.")] = None,
+        unattended: Annotated[
+            UnattendedArg | None, Field(description="New policy for unanswered questions.")
+        ] = None,
+        deny_after_minutes: Annotated[
+            MinutesArg | None, Field(description="New minutes before the no (deny_after).")
+        ] = None,
     ) -> dict[str, Any]:
-        """Change a schedule's time, zone, prompt, name or missed-run policy."""
+        """Change a schedule's time, zone, prompt, name, missed-run or unattended policy."""
         with _refusals():
             return book.update(
                 schedule_id,
@@ -136,6 +167,8 @@ def build_server(book: ScheduleBook) -> MCPServer:
                 prompt=prompt,
                 name=name,
                 missed=missed,
+                unattended=unattended,
+                deny_after_minutes=deny_after_minutes,
             ).view()
 
     @server.tool(name="pause", title="Pause a schedule", annotations=_WRITES)

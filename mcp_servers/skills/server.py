@@ -24,6 +24,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_servers.sandbox.runner import SandboxSettings, run_python
+from mcp_servers.serving import build_mcp_server
 from mcp_servers.skills.catalog import Skill, SkillRoot, body, scan, signature
 
 SERVER_NAME = "atrium-skills"
@@ -103,7 +104,7 @@ def build_server(
     """The skills server over `roots` (precedence order); scripts run under `sandbox_dir`."""
     catalog = Catalog(roots)
     sandbox_dir.mkdir(parents=True, exist_ok=True)
-    server = MCPServer(
+    server = build_mcp_server(
         SERVER_NAME,
         title="Atrium skills",
         instructions=(
@@ -187,7 +188,9 @@ def _add_run_script(
         name: SkillName,
         script: Annotated[str, Field(description="A Python file in the skill's scripts/ folder")],
         args: Annotated[list[str] | None, Field(description="Its command-line arguments")] = None,
-        stdin: str | None = None,
+        stdin: Annotated[
+            str | None, Field(description="Text given to the script on its standard input.")
+        ] = None,
     ) -> str:
         """Run one of the skill's Python scripts in the sandbox (time, memory and file limits;
         no network; it sees only its own run folder)."""

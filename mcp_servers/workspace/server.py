@@ -18,6 +18,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from mcp_servers.serving import build_mcp_server
+
 from . import fileio, ops
 from .errors import WorkspaceError
 from .models import EditResult, ListResult, PreviewResult, ReadResult, SearchResult, WriteResult
@@ -35,6 +37,11 @@ TIME_LIMIT_NOTE = "(search stopped at its time limit; narrow the path or the pat
 """The last line of a search's text when it ran out of its time budget (`timed_out`)."""
 
 PathArg = Annotated[str, Field(description="Path relative to the workspace root ('.' = root).")]
+OldArg = Annotated[str, Field(description="The exact text to replace.")]
+NewArg = Annotated[str, Field(description="The text to put in its place.")]
+ReplaceAllArg = Annotated[
+    bool, Field(description="Replace every occurrence (false: `old` must occur exactly once).")
+]
 
 
 @contextmanager
@@ -64,7 +71,7 @@ def build_server(root: Path, *, limits: Limits | None = None) -> MCPServer:
     real = real_root(root)
     bounds = limits or Limits()
     fileio.remove_stale_temps(real, seconds=bounds.max_sweep_seconds)
-    server = MCPServer(
+    server = build_mcp_server(
         SERVER_NAME,
         title="Atrium workspace",
         instructions=(
@@ -89,8 +96,8 @@ def _add_list(server: MCPServer, root: Path, limits: Limits) -> None:
             str | None,
             Field(description="fnmatch pattern on the name, or on the relative path if it has '/'"),
         ] = None,
-        recursive: bool = False,
-        max_entries: Annotated[int, Field(ge=1)] = 1000,
+        recursive: Annotated[bool, Field(description="Also list subdirectories' entries.")] = False,
+        max_entries: Annotated[int, Field(ge=1, description="Most entries to return.")] = 1000,
     ) -> Annotated[CallToolResult, ListResult]:
         """List a workspace directory: entries with type (file/dir/symlink/other) and size."""
         with _refusals():
@@ -131,7 +138,9 @@ def _add_write(server: MCPServer, root: Path) -> None:
     )
 
     @server.tool(name="write", title="Write text file", annotations=annotations)
-    def write(path: PathArg, content: str) -> Annotated[CallToolResult, WriteResult]:
+    def write(
+        path: PathArg, content: Annotated[str, Field(description="The file's whole new text.")]
+    ) -> Annotated[CallToolResult, WriteResult]:
         """Create or overwrite a UTF-8 text file, creating missing parent directories."""
         with _refusals():
             done = ops.write_text(root, path, content)
@@ -146,7 +155,7 @@ def _add_edit(server: MCPServer, root: Path, limits: Limits) -> None:
 
     @server.tool(name="edit", title="Edit text file", annotations=annotations)
     def edit(
-        path: PathArg, old: str, new: str, replace_all: bool = False
+        path: PathArg, old: OldArg, new: NewArg, replace_all: ReplaceAllArg = False
     ) -> Annotated[CallToolResult, EditResult]:
         """Replace `old` with `new` in a text file. `old` must occur exactly once unless
         `replace_all` is true."""
@@ -166,10 +175,14 @@ def _add_search(server: MCPServer, root: Path, limits: Limits) -> None:
         ],
         path: PathArg = ".",
         *,
-        regex: bool = False,
-        case_sensitive: bool = True,
+        regex: Annotated[bool, Field(description="Read the query as an RE2 regex.")] = False,
+        case_sensitive: Annotated[
+            bool, Field(description="Match letter case exactly (false: ignore case).")
+        ] = True,
         glob: Annotated[str | None, Field(description="Only files matching this pattern.")] = None,
-        max_results: Annotated[int, Field(ge=1)] = 100,
+        max_results: Annotated[
+            int, Field(ge=1, description="Most matching lines to return.")
+        ] = 100,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search text files under a path for matching lines (binary files are skipped). The
         regex engine is linear-time; a search that runs out of time returns what it found."""
@@ -198,8 +211,8 @@ def _add_preview(server: MCPServer, root: Path, limits: Limits) -> None:
         path: PathArg,
         content: Annotated[str | None, Field(description="Preview a write of this.")] = None,
         old: Annotated[str | None, Field(description="Preview an edit (with new).")] = None,
-        new: str | None = None,
-        replace_all: bool = False,
+        new: Annotated[str | None, Field(description="The edit's replacement (with old).")] = None,
+        replace_all: ReplaceAllArg = False,
     ) -> Annotated[CallToolResult, PreviewResult]:
         """Show the unified diff a `write` (give content) or an `edit` (give old and new) would
         make, without changing anything. Fails exactly as the real call would."""

@@ -25,6 +25,7 @@ from sidecar.context.identity import ROLES, Identity
 from sidecar.context.render import identity_note, mark_data
 from sidecar.context.taint import UNTRUSTED_MEMORY
 from sidecar.context.tokens import TokenCounter
+from sidecar.llm.framing import UNFRAMED, Framing
 from sidecar.store import Store
 from sidecar.store.context import ContextRepo, SummaryRecord
 from sidecar.turn.events import ContextItem
@@ -68,8 +69,9 @@ class Assembly:
                 self.turns.append(turn)
 
 
-Row = tuple[int, str, str, int]
-"""seq, role, content, tokens (0 for a message the context does not show)."""
+Row = tuple[int, str, str, int, ChatEntry | None]
+"""seq, role, content, tokens (0 for a message the context does not show) and, for a message
+it shows, its entry (made once: the planner's conversion of it is cached by its text)."""
 
 
 class RecentCache:
@@ -78,40 +80,50 @@ class RecentCache:
     window again (thousands of rows for a large window)."""
 
     def __init__(self, threads: int = 32) -> None:
-        self._rows: OrderedDict[tuple[str, str], list[Row]] = OrderedDict()
+        self._rows: OrderedDict[tuple[str, str, Framing], list[Row]] = OrderedDict()
         self._threads = threads
 
     def rows(
-        self, store: Store, thread_id: str, floor: int, counter: TokenCounter
+        self,
+        store: Store,
+        thread_id: str,
+        floor: int,
+        counter: TokenCounter,
+        framing: Framing = UNFRAMED,
     ) -> Iterator[Row]:
         """Rows after `floor`, newest first: new ones from the database, then the cached ones,
-        then older ones from the database, read lazily as far as the walk goes."""
-        key = (thread_id, counter.name)
-        cached = [r for r in self._rows.pop(key, []) if r[0] > floor]
+        then older ones from the database, read lazily as far as the walk goes. A shown
+        message's tokens are counted with the `framing` the planner sends it in."""
+        key = (thread_id, counter.name, framing)
+        cached = self._rows.pop(key, [])
+        if cached and cached[-1][0] <= floor:
+            cached = [r for r in cached if r[0] > floor]
         read: list[Row] = []
         self._remember(key, read)
         if cached:
             newer = store.newest_rows(thread_id, after_seq=cached[0][0])
-            read.extend(_row(r, counter) for r in newer)
+            read.extend(_row(r, counter, framing) for r in newer)
             read.extend(cached)
             yield from read[:]
             older = store.newest_rows(thread_id, after_seq=floor, before_seq=read[-1][0])
         else:
             older = store.newest_rows(thread_id, after_seq=floor)
         for row in older:
-            read.append(_row(row, counter))
+            read.append(_row(row, counter, framing))
             yield read[-1]
 
-    def _remember(self, key: tuple[str, str], rows: list[Row]) -> None:
+    def _remember(self, key: tuple[str, str, Framing], rows: list[Row]) -> None:
         self._rows[key] = rows
         while len(self._rows) > self._threads:
             self._rows.popitem(last=False)
 
 
-def _row(row: Any, counter: TokenCounter) -> Row:
+def _row(row: Any, counter: TokenCounter, framing: Framing) -> Row:
     role, content = str(row[1]), str(row[2])
-    shown = role in ("user", "assistant") and content and not row[3]
-    return (int(row[0]), role, content, counter.message(content) if shown else 0)
+    if role not in ("user", "assistant") or not content or row[3]:
+        return (int(row[0]), role, content, 0, None)
+    tokens = counter.message(content) + counter.count(framing.around(role))
+    return (int(row[0]), role, content, tokens, {"role": cast(Role, role), "content": content})
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +145,12 @@ def assemble(
     counter: TokenCounter,
     with_memory: bool = True,
     similar: Sequence[Memory] = (),
+    framing: Framing = UNFRAMED,
 ) -> Assembly:
     """The context of a turn whose new message is `text` (already in the thread); `similar`:
     memories found by meaning (`sidecar.context.vectors`), offered after those whose
-    words match."""
+    words match; `framing`: what the planner writes around each recent message it sends
+    (`sidecar.llm.framing`), counted with it."""
     out = Assembly(warnings=list(identity.warnings))
     _identity(out, identity)
     summary = sources.contexts.latest_summary(thread_id)
@@ -165,6 +179,7 @@ def assemble(
         summary=summary,
         room=room,
         counter=counter,
+        framing=framing,
         budget=budget,
     )
     if with_memory:
@@ -329,33 +344,42 @@ def _recent(
     summary: SummaryRecord | None,
     room: int,
     counter: TokenCounter,
+    framing: Framing,
     budget: ContextBudget,
 ) -> None:
     """The newest author and assistant messages after the summary, until `room` is full (one
-    index range scan, newest first, read row by row and stopped early)."""
+    index range scan, newest first, read row by row and stopped early), each counted with the
+    `framing` the planner sends it in."""
     floor = summary.to_seq if summary is not None else 0
-    kept: list[tuple[int, str, str]] = []
+    kept: list[ChatEntry] = []
     used = scanned = 0
     first_seq: int | None = None
     half_first: int | None = None
-    for seq, role, content, tokens in recent.rows(store, thread_id, floor, counter):
-        if tokens:
+    newest: int | None = None
+    oldest = 0
+    for seq, _role, _content, tokens, entry in recent.rows(
+        store, thread_id, floor, counter, framing
+    ):
+        if entry is not None:
             if used + tokens > room and kept:
                 break
             used += tokens
-            kept.append((seq, role, content))
+            kept.append(entry)
+            oldest = seq
+            if newest is None:
+                newest = seq
             if used <= room // 2:
                 half_first = seq
         first_seq = seq
         scanned += 1
     kept.reverse()
-    out.turns.extend({"role": cast(Role, role), "content": c} for _seq, role, c in kept)
+    out.turns.extend(kept)
     out.used += used
     out.first_recent_seq = first_seq
     if kept and first_seq is not None:
         out.history_spans.append((first_seq, LATEST_SEQ))
     if kept:
-        label = f"{len(kept)} messages #{kept[0][0]}-#{kept[-1][0]}"
+        label = f"{len(kept)} messages #{oldest}-#{newest}"
         out.items.append(Item("recent_messages", label, used, True, "most recent"))
     _left_out(
         out,

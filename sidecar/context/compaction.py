@@ -48,6 +48,11 @@ class CompactionOutcome:
     error: str | None = None
 
 
+NOTHING_TO_COMPACT = "Nothing to compact yet"
+"""The outcome's `error` when no message is old enough to summarize: not a failure, and said
+to the author as it is."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Transcript:
     text: str
@@ -111,7 +116,7 @@ async def run_compaction(
     room = budget.share(0.6) - (counter.count(previous.text) if previous else 0)
     read = _transcript(store, thread_id, plan, max(room, 256), counter)
     if not read.count:
-        return CompactionOutcome(error="nothing to compact")
+        return CompactionOutcome(error=NOTHING_TO_COMPACT)
     words = max(50, int(budget.summary * 0.6))
     try:
         reply = await compact(planner, read.text, previous.text if previous else None, words=words)

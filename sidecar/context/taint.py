@@ -6,7 +6,9 @@ the author's memories is asked about (`sidecar.context.consent`) and what it sav
 
 - Trusted: the author's own words (their messages, their answers to the agent's questions,
   their commands), Atrium's own answers to the model (a staged memory write, a plan's ids when
-  it starts in the background), and memories the author wrote or reviewed.
+  it starts in the background, the tools a tool search found: definitions a request carries
+  in its tool list below the tool share, `sidecar.context.tool_search`), and memories the
+  author wrote or reviewed.
 - Untrusted: the output of every other tool (workspace files, the sandbox, external MCP
   servers, the web), other agents' results (the team tools, a plan's report delivered into the
   thread, a subagent's task, which another agent wrote), memories the agent saved after reading
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import cast
 
+from sidecar.context.tool_search import TOOL_SEARCH
 from sidecar.turn.state import ChatEntry, TurnState
 
 ASK_AUTHOR = "atrium__ask_author"
@@ -32,7 +35,7 @@ a plan's report reaches that thread only as an announcement. Joined inside a sub
 they carry other agents' results, but such a turn is untrusted from its start."""
 MEMORY_PREFIX = "memory__"
 MEMORY_READS = frozenset({"memory__search", "memory__read", "memory__list"})
-TRUSTED_RESULTS = frozenset({ASK_AUTHOR, *PLAN_TOOLS})
+TRUSTED_RESULTS = frozenset({ASK_AUTHOR, *PLAN_TOOLS, TOOL_SEARCH})
 
 ANNOUNCEMENT_MARK = "[Background plan "
 """How a plan's report delivered into the thread starts (`sidecar.protocol.ANNOUNCEMENT_PREFIX`;

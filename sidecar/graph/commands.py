@@ -116,6 +116,12 @@ def is_command(text: str) -> bool:
     return text.lstrip().startswith("/")
 
 
+def is_call(text: str) -> bool:
+    """A `/call`: when its tool fails, the failed call is the whole report (stored and shown
+    as a failed call), never restated as a plain answer."""
+    return text.strip().partition(" ")[0] == "/call"
+
+
 def is_compact(text: str) -> bool:
     return text.strip() == "/compact"
 

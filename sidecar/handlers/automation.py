@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+from mcp_servers.field_errors import describe
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.protocol import (
@@ -28,7 +29,7 @@ async def automation_set(svc: Services, params: AutomationSetParams) -> Automati
     try:
         info = svc.automation_settings.update(params.model_dump())
     except ValidationError as exc:
-        raise RpcError(QueueErrorCode.AUTOMATION_INVALID, str(exc)) from exc
+        raise RpcError(QueueErrorCode.AUTOMATION_INVALID, describe(exc)) from exc
     await svc.runs.lanes.caps_changed()
     svc.automation.heartbeat.poke()
     return info

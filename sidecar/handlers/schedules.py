@@ -85,6 +85,8 @@ async def schedule_create(svc: Services, params: ScheduleCreateParams) -> Schedu
             thread_id=params.thread_id,
             name=params.name,
             missed=params.missed,
+            unattended=params.unattended.action,
+            deny_after_minutes=params.unattended.minutes,
         )
         return _info(auto, created.id)
 
@@ -92,6 +94,7 @@ async def schedule_create(svc: Services, params: ScheduleCreateParams) -> Schedu
 @registry.method(SCHEDULE_UPDATE)
 async def schedule_update(svc: Services, params: ScheduleUpdateParams) -> ScheduleInfo:
     auto = svc.automation
+    policy = params.unattended
     with _refusals():
         auto.book.update(
             params.schedule_id,
@@ -100,6 +103,8 @@ async def schedule_update(svc: Services, params: ScheduleUpdateParams) -> Schedu
             prompt=params.prompt,
             name=params.name,
             missed=params.missed,
+            unattended=policy.action if policy is not None else None,
+            deny_after_minutes=policy.minutes if policy is not None else None,
         )
         return _info(auto, params.schedule_id)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from sidecar.host.features.client import HostFeatures
 from sidecar.host.host import ToolHost
+from sidecar.model_key import ModelKey
 from sidecar.plans.coordinator import Coordinator
 from sidecar.plans.profiles import ProfilesFile
 from sidecar.runtime.automation import Automation
@@ -33,6 +34,7 @@ class Services:
     runs: RunManager
     host: ToolHost
     settings: SettingsFile
+    model_key: ModelKey
     data_dir: Path
     version: str
     model_configured: Callable[[], bool]

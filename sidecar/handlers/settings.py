@@ -1,13 +1,14 @@
-"""settings/get, settings/set. The API key goes to the keyring only.
+"""settings/get, settings/set. The API key is kept where the author chose (`sidecar.model_key`):
+the OS keyring by default, an encrypted file in the data folder, or this session only.
 
 `settings/get` says truthfully where the key the model would use comes from, in the planner's own
 order (`sidecar.llm.config`): `ATRIUM_MODEL_API_KEY`, else the provider's variable, else the
-keyring.
+stored key (this session's, the keyring's, the file's); and, where the keyring cannot keep a key,
+why, in the author's words. `settings/set` keeps every other field whatever becomes of the key.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,11 +17,12 @@ from sidecar import settings as settings_mod
 from sidecar.handlers.errors import typed_errors
 from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
-from sidecar.keychain import KEYCHAIN, MODEL_KEY_USER, MODEL_SERVICE, KeyringUnavailableError
+from sidecar.keychain import KEYCHAIN
 from sidecar.llm.config import API_KEY_ENV, provider_key_vars
 from sidecar.protocol import (
     SETTINGS_GET,
     SETTINGS_SET,
+    ApiKeyPlace,
     ApiKeySource,
     Empty,
     ErrorCode,
@@ -28,9 +30,6 @@ from sidecar.protocol import (
     SettingsInfo,
     SettingsSetParams,
 )
-
-KEYRING_WRITE_S = 30.0
-"""How long storing the key may wait on the keyring (a locked keychain can prompt the author)."""
 
 
 async def current(svc: Services, *, reread_keyring: bool = False) -> SettingsInfo:
@@ -44,10 +43,7 @@ async def current(svc: Services, *, reread_keyring: bool = False) -> SettingsInf
     model = saved.model or env_model
     key_source, variable = key_source_of(model, os.environ)
     if key_source == "none":
-        if reread_keyring:
-            KEYCHAIN.invalidate(MODEL_SERVICE, MODEL_KEY_USER)
-        if await KEYCHAIN.aget(MODEL_SERVICE, MODEL_KEY_USER):
-            key_source = "keyring"
+        key_source = await svc.model_key.load(reread=reread_keyring) or "none"
     return SettingsInfo(
         model=model,
         api_base=saved.api_base or os.environ.get("ATRIUM_MODEL_API_BASE"),
@@ -57,6 +53,8 @@ async def current(svc: Services, *, reread_keyring: bool = False) -> SettingsInf
         api_key_source=key_source,
         api_key_variable=variable,
         backup_days=saved.backup_days,
+        keyring_problem=await KEYCHAIN.aproblem(),
+        key_file=str(svc.model_key.file_path),
     )
 
 
@@ -81,6 +79,8 @@ async def get(svc: Services, params: Empty) -> SettingsInfo:
 async def set_settings(svc: Services, params: SettingsSetParams) -> SettingsInfo:
     changes = params.model_dump(exclude_unset=True)
     api_key = changes.pop("api_key", None)
+    changes.pop("api_key_storage", None)
+    place: ApiKeyPlace = params.api_key_storage or "keyring"
     if changes.get("workspace"):
         path = Path(changes["workspace"]).expanduser()
         if not path.is_absolute():
@@ -88,25 +88,13 @@ async def set_settings(svc: Services, params: SettingsSetParams) -> SettingsInfo
         if path.exists() and not path.is_dir():
             raise RpcError(ErrorCode.SETTINGS_INVALID, "workspace is not a folder")
     before = (await current(svc)).workspace
-    if "api_key" in params.model_fields_set:
-        with typed_errors():
-            await _store_key(api_key or None)
-    svc.settings.update(**changes)
+    svc.settings.update(**changes)  # first: nothing else waits on the key's fate
+    with typed_errors():
+        if "api_key" in params.model_fields_set:
+            await svc.model_key.keep(api_key, place)
+        elif params.api_key_storage is not None:
+            await svc.model_key.move(place)
     after = await current(svc)
     if after.workspace != before:
         await svc.workspace_changed(Path(after.workspace))
     return after
-
-
-async def _store_key(value: str | None) -> None:
-    """Write the key off the event loop, within `KEYRING_WRITE_S`.
-
-    Raises:
-        KeyringUnavailableError: no usable backend, or one that did not answer in time.
-    """
-    try:
-        await asyncio.wait_for(asyncio.to_thread(settings_mod.keyring_set, value), KEYRING_WRITE_S)
-    except TimeoutError as exc:
-        raise KeyringUnavailableError(
-            f"the OS keyring did not answer within {KEYRING_WRITE_S:.0f} s"
-        ) from exc

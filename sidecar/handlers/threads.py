@@ -3,6 +3,10 @@ search; a thread's budget, compaction and channel, usage and export; autonomous 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Generator
+from contextlib import contextmanager
+
 from sidecar.handlers.errors import typed_errors
 from sidecar.handlers.memory import memory_scope
 from sidecar.handlers.queue import queue_errors
@@ -10,34 +14,44 @@ from sidecar.handlers.registry import registry
 from sidecar.handlers.services import Services
 from sidecar.protocol import (
     THREAD_BUDGET,
+    THREAD_CHECKPOINTS,
     THREAD_COMPACTION,
     THREAD_CREATE,
     THREAD_DELETE,
     THREAD_EXPORT,
+    THREAD_FORK,
     THREAD_GET,
     THREAD_LIST,
     THREAD_MESSAGES,
     THREAD_RENAME,
+    THREAD_REWIND,
     THREAD_SEARCH,
     THREAD_SET_AUTONOMOUS,
     THREAD_SET_BUDGET,
     THREAD_USAGE,
     AutonomousParams,
     BudgetInfo,
+    CheckpointInfo,
     CompactionParams,
     CompactionResult,
     CoordEmpty,
     Empty,
     ErrorCode,
     HistoryMessage,
+    LastingEffect,
+    RewoundFile,
     RpcError,
     SearchHit,
     SummaryInfo,
     ThreadBudgetParams,
     ThreadBudgetResult,
+    ThreadCheckpointsParams,
+    ThreadCheckpointsResult,
     ThreadCreateParams,
     ThreadExportParams,
     ThreadExportResult,
+    ThreadForkParams,
+    ThreadForkResult,
     ThreadGetParams,
     ThreadGetResult,
     ThreadInfo,
@@ -46,13 +60,18 @@ from sidecar.protocol import (
     ThreadMessagesResult,
     ThreadRef,
     ThreadRenameParams,
+    ThreadRewindParams,
+    ThreadRewindResult,
     ThreadSearchParams,
     ThreadSearchResult,
     ThreadSetBudgetParams,
     ThreadUsageParams,
     ThreadUsageResult,
     TurnUsageInfo,
+    find_pattern,
 )
+from sidecar.runtime import rewind as rewinding
+from sidecar.runtime.errors import ThreadBusyError
 from sidecar.runtime.wire import interrupt_info, message_info, thread_info
 from sidecar.store import ThreadRecord
 
@@ -162,6 +181,8 @@ async def search(svc: Services, params: ThreadSearchParams) -> ThreadSearchResul
         limit=params.limit + 1,
         before_seq=params.before_seq,
     )
+    pattern = find_pattern(params.query)
+    matches = re.compile(pattern) if pattern is not None else None
     hits = tuple(
         SearchHit(
             message_id=h.message_id,
@@ -169,6 +190,7 @@ async def search(svc: Services, params: ThreadSearchParams) -> ThreadSearchResul
             role=h.role,
             snippet=h.snippet,
             created_at=h.created_at,
+            matches=len(matches.findall(h.content)) if matches is not None else 0,
         )
         for h in found[: params.limit]
     )
@@ -281,3 +303,80 @@ async def export(svc: Services, params: ThreadExportParams) -> ThreadExportResul
     render = thread_markdown if params.format == "markdown" else thread_json
     content = render(svc.store, mem.contexts, thread)
     return ThreadExportResult(format=params.format, content=content)
+
+
+@registry.method(THREAD_CHECKPOINTS)
+async def checkpoints(svc: Services, params: ThreadCheckpointsParams) -> ThreadCheckpointsResult:
+    """The thread's turns, oldest first (a rewind a crash interrupted is finished first)."""
+    with typed_errors():
+        await rewinding.complete_pending(svc.store)
+        found = rewinding.checkpoints(svc.store, params.thread_id)
+    return ThreadCheckpointsResult(
+        checkpoints=tuple(
+            CheckpointInfo(
+                checkpoint_id=c.checkpoint_id,
+                text=c.text[:120],
+                created_at=c.created_at,
+                files=c.files,
+                undone=c.undone,
+            )
+            for c in found
+        )
+    )
+
+
+@registry.method(THREAD_REWIND)
+async def rewind(svc: Services, params: ThreadRewindParams) -> ThreadRewindResult:
+    """Rewind or redo to a checkpoint; refused while a turn runs on the thread (`THREAD_BUSY`:
+    stop it first). A paused turn's checkpoint and questions are dropped with the rewind."""
+    with typed_errors(), _checkpoint_errors():
+        svc.store.get_thread(params.thread_id)
+        if svc.runs.is_busy(params.thread_id):
+            raise ThreadBusyError(params.thread_id)
+        await rewinding.complete_pending(svc.store)
+        done = await rewinding.rewind(
+            svc.store,
+            params.thread_id,
+            params.checkpoint_id,
+            force=params.force,
+            dry_run=params.dry_run,
+        )
+    if done.applied:
+        svc.store.drop_pending_interrupts(params.thread_id)
+        svc.store.set_thread_status(params.thread_id, "idle")
+        await svc.runs.forget(params.thread_id)
+    files = tuple(RewoundFile(path=r.path, status=r.status, kept_blob=r.kept) for r in done.results)
+    return ThreadRewindResult(
+        direction=done.plan.direction,
+        applied=done.applied,
+        turns=done.plan.turns,
+        files=files,
+        conflicts=tuple(r.path for r in done.results if r.status in ("conflict", "forced")),
+        effects=tuple(
+            LastingEffect(server=e.server, tool=e.tool, created_at=e.created_at)
+            for e in done.effects
+        ),
+    )
+
+
+@registry.method(THREAD_FORK)
+async def fork(svc: Services, params: ThreadForkParams) -> ThreadForkResult:
+    """A new thread with the history up to the checkpoint; the workspace is not changed."""
+    with typed_errors(), _checkpoint_errors():
+        title = svc.store.get_thread(params.thread_id).title
+        new_id = rewinding.fork(
+            svc.store, params.thread_id, params.checkpoint_id, f"{title} (fork)"[:200]
+        )
+    return ThreadForkResult(thread_id=new_id)
+
+
+@contextmanager
+def _checkpoint_errors() -> Generator[None]:
+    try:
+        yield
+    except rewinding.CheckpointNotFoundError as exc:
+        raise RpcError(ErrorCode.INVALID_PARAMS, "no such checkpoint on this thread") from exc
+    except rewinding.RedoUnavailableError as exc:
+        raise RpcError(
+            ErrorCode.INVALID_PARAMS, "the thread has newer turns: this one cannot be redone"
+        ) from exc

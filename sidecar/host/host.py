@@ -247,7 +247,8 @@ class ToolHost:
     async def call(
         self, name: str, arguments: dict[str, Any], on_progress: ProgressSink | None = None
     ) -> ToolOutcome:
-        """Run a tool. Server-side failures and time-outs come back as `is_error` outcomes.
+        """Run a tool. Server-side failures (an invalid reply, a JSON-RPC error) and time-outs
+        come back as `is_error` outcomes, each with a one-line reason.
 
         Raises:
             UnknownToolError: no such tool.

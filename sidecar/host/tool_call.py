@@ -14,6 +14,7 @@ from contextlib import suppress
 from typing import Any, cast
 
 from sidecar.binding.deadline import CallTimeoutError, IdleDeadline
+from sidecar.host.call_failures import failed_call, one_line
 from sidecar.host.connection import Connection
 from sidecar.host.redaction import redact_outcome
 from sidecar.host.spec import ServerUnavailableError
@@ -26,7 +27,8 @@ async def call_tool(
     arguments: dict[str, Any],
     on_progress: ProgressSink | None = None,
 ) -> ToolOutcome:
-    """Run `tool` on `conn`. Server-side failures and time-outs come back as `is_error`.
+    """Run `tool` on `conn`. Server-side failures (a reply the client refuses, a JSON-RPC
+    error) and time-outs come back as `is_error` outcomes with a one-line reason.
 
     Raises:
         ServerUnavailableError: the server is not connected, or died during the call.
@@ -52,7 +54,7 @@ async def call_tool(
             call.cancel()
     if not call.done():
         raise ServerUnavailableError(_died(conn))
-    return _outcome(conn, call)
+    return _outcome(conn, tool, call)
 
 
 async def _race(call: asyncio.Future[Any], closed: asyncio.Event) -> None:
@@ -75,14 +77,14 @@ async def _live_client(conn: Connection) -> Any:
             await asyncio.wait_for(conn.attempt_done.wait(), conn.policy.start_timeout_s)
     client = conn.client
     if client is None or conn.state not in ("ready", "degraded") or conn.closed.is_set():
-        detail = f": {conn.error}" if conn.error else ""
+        detail = f": {one_line(conn.error)}" if conn.error else ""
         raise ServerUnavailableError(f"server {conn.spec.name!r} is {conn.state}{detail}")
     return client
 
 
 def _died(conn: Connection) -> str:
     last = conn.stderr.last_line()
-    suffix = f" (stderr: {last})" if last else ""
+    suffix = f" (stderr: {one_line(last)})" if last else ""
     return f"server {conn.spec.name!r} died during the call{suffix}; it is being restarted"
 
 
@@ -91,7 +93,13 @@ def _timed_out(conn: Connection, why: str) -> ToolOutcome:
     return ToolOutcome(is_error=True, text=f"{conn.spec.name} did not answer in time ({why}).")
 
 
-def _outcome(conn: Connection, call: asyncio.Future[Any]) -> ToolOutcome:
+def _outcome(conn: Connection, tool: HostTool, call: asyncio.Future[Any]) -> ToolOutcome:
+    """The call's result as an outcome; a reply the client refused is an `is_error` outcome
+    (see `call_failures`).
+
+    Raises:
+        ServerUnavailableError: the connection closed before the reply.
+    """
     from mcp.shared.exceptions import MCPError
     from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
@@ -102,7 +110,9 @@ def _outcome(conn: Connection, call: asyncio.Future[Any]) -> ToolOutcome:
             raise ServerUnavailableError(_died(conn)) from exc
         if exc.error.code == REQUEST_TIMEOUT:
             return _timed_out(conn, f"ran past its {conn.spec.timeout_s:g} s limit")
-        return ToolOutcome(is_error=True, text=f"{conn.spec.name} refused the call: {exc}")
+        return _redacted(conn, failed_call(conn.spec.name, tool.tool, exc))
+    except Exception as exc:  # the server boundary: whatever its reply made the client raise
+        return _redacted(conn, failed_call(conn.spec.name, tool.tool, exc))
     if conn.state == "degraded" and conn.tools:
         conn.set_state("ready")
     texts = [getattr(block, "text", f"[{block.type} content]") for block in result.content]
@@ -112,5 +122,10 @@ def _outcome(conn: Connection, call: asyncio.Future[Any]) -> ToolOutcome:
         text="\n".join(texts),
         structured=cast(dict[str, Any], structured) if isinstance(structured, dict) else None,
     )
-    # Before anything stores it: the conversation, the journal, run events.
+    return _redacted(conn, outcome)
+
+
+def _redacted(conn: Connection, outcome: ToolOutcome) -> ToolOutcome:
+    """Before anything stores it (the conversation, the journal, run events), with the
+    server's secrets masked: a server's error message may echo one as well as its result."""
     return redact_outcome(outcome, conn.stderr.redact.secrets)

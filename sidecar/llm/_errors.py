@@ -4,11 +4,17 @@ Stable codes the graph may branch on:
 
 - `unreachable`: no answer from the server (connection refused, DNS, dropped connection)
 - `timeout`: the request or the whole decision took too long
-- `auth`: the key is missing, wrong, or has no quota
+- `no_key`: no API key is set for a provider that needs one
+- `auth`: the key is wrong, or has no quota
 - `rate_limited`: the provider asks to slow down
 - `context_window`: the conversation is too long for the model
 - `model_error`: the provider failed or rejected the request (5xx, bad request, unknown model)
 - `bad_output`: the model answered with something the planner cannot use
+- `cut_off`: the answer stopped partway (the stream ended, or the connection dropped, before
+  the model finished)
+
+Each headline names the cause the author can act on: a stream that ended early is not the
+model's fault (no "more capable model"), a missing key is not a wrong model name.
 """
 
 # DSPy ships no type information (no py.typed).
@@ -38,10 +44,12 @@ from sidecar.llm.types import PlannerError
 UNREACHABLE = "unreachable"
 TIMEOUT = "timeout"
 AUTH = "auth"
+NO_KEY = "no_key"
 RATE_LIMITED = "rate_limited"
 CONTEXT_WINDOW = "context_window"
 MODEL_ERROR = "model_error"
 BAD_OUTPUT = "bad_output"
+CUT_OFF = "cut_off"
 
 DETAIL_LIMIT = 4000  # characters of the underlying error kept for "Details"
 
@@ -50,8 +58,8 @@ MODEL_FAILURES: tuple[type[Exception], ...] = (LMError, AdapterParseError, NoPre
 
 _CODES: tuple[tuple[type[BaseException], str], ...] = (
     (AdapterParseError, BAD_OUTPUT),
-    (NoPredictionError, BAD_OUTPUT),
-    (LMStreamAssemblyError, BAD_OUTPUT),
+    (NoPredictionError, CUT_OFF),
+    (LMStreamAssemblyError, CUT_OFF),
     (LMTimeoutError, TIMEOUT),
     (LMTransportError, UNREACHABLE),
     (LMAuthError, AUTH),
@@ -67,27 +75,41 @@ _CONNECTION_ERROR_NAMES = frozenset(
     {"APIConnectionError", "ConnectError", "RemoteProtocolError", "ClientConnectionError"}
 )
 
+# How providers (through LiteLLM and the SDKs) say that no key was given at all, as opposed to a
+# key they refused; only consulted when Atrium indeed sent none.
+_MISSING_KEY_WORDS = (
+    "missing credentials",
+    "no credential",
+    "api key is missing",
+    "missing anthropic api key",
+    "api_key client option must be set",
+)
+
 # What the author reads: what is wrong, then what to do (the raw text goes to `details`).
 _SUMMARIES = {
     UNREACHABLE: "The model server could not be reached",
     TIMEOUT: "The model took too long to answer",
     AUTH: "The model provider rejected the API key",
+    NO_KEY: "No API key is set for the model",
     RATE_LIMITED: "The model provider is rate limiting requests",
     CONTEXT_WINDOW: "The conversation is too long for the model",
     MODEL_ERROR: "The model provider reported an error",
     BAD_OUTPUT: "The model's answer could not be understood",
+    CUT_OFF: "The model's answer was cut off before it was complete",
 }
 
 _HINTS = {
     UNREACHABLE: "check the API base in Settings → Model and that the server runs, then Retry",
     TIMEOUT: "Retry, or choose a faster model in Settings → Model",
     AUTH: "check the key in Settings → Model",
+    NO_KEY: "add one in Settings → Model",
     RATE_LIMITED: "wait a minute, then Retry",
     CONTEXT_WINDOW: (
         "start a new thread, or choose a model with a larger context in Settings → Model"
     ),
     MODEL_ERROR: "check the model name in Settings → Model, then Retry",
     BAD_OUTPUT: "Retry, or choose a more capable model in Settings → Model",
+    CUT_OFF: "Retry; if it keeps happening, check the network or the model server",
 }
 
 
@@ -98,8 +120,27 @@ def summary_line(code: str) -> str:
     return f"{message}: {hint}" if hint else message
 
 
-def classify(exc: BaseException, lm_chain: Sequence[BaseException] = ()) -> str:
-    """The stable code for `exc`; `lm_chain` is the LM error's cause chain, if captured."""
+def classify(
+    exc: BaseException,
+    lm_chain: Sequence[BaseException] = (),
+    *,
+    streamed: bool = False,
+    has_key: bool = True,
+) -> str:
+    """The stable code for `exc`; `lm_chain` is the LM error's cause chain, if captured.
+
+    `streamed`: part of the answer had already arrived, so a dropped connection cut the answer
+    off (the server was reached). `has_key`: whether a key was sent; without one, a refusal
+    or a provider's "missing credentials" is the missing key, not the key or the model name."""
+    code = _base_code(exc, lm_chain)
+    if streamed and code == UNREACHABLE:
+        return CUT_OFF
+    if not has_key and (code == AUTH or _names_missing_key([exc, *lm_chain])):
+        return NO_KEY
+    return code
+
+
+def _base_code(exc: BaseException, lm_chain: Sequence[BaseException]) -> str:
     for kind, code in _CODES:
         if isinstance(exc, kind):
             return code
@@ -110,10 +151,15 @@ def classify(exc: BaseException, lm_chain: Sequence[BaseException] = ()) -> str:
 
 
 def to_planner_error(
-    exc: BaseException, lm_chain: Sequence[BaseException] = (), secret: str | None = None
+    exc: BaseException,
+    lm_chain: Sequence[BaseException] = (),
+    secret: str | None = None,
+    *,
+    streamed: bool = False,
 ) -> PlannerError:
-    """A `PlannerError` with a stable code and a short message that never contains `secret`."""
-    code = classify(exc, lm_chain)
+    """A `PlannerError` with a stable code and a short message that never contains `secret`
+    (no `secret`: no key was sent)."""
+    code = classify(exc, lm_chain, streamed=streamed, has_key=bool(secret))
     return planner_error(code, _detail(exc), secret)
 
 
@@ -131,6 +177,11 @@ def _detail(exc: BaseException) -> str:
         return "the reply did not follow the expected format"
     text = str(exc).strip() or type(exc).__name__
     return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 1] + "…"
+
+
+def _names_missing_key(chain: Sequence[BaseException]) -> bool:
+    text = " ".join(str(exc) for exc in chain).lower()
+    return any(words in text for words in _MISSING_KEY_WORDS)
 
 
 def _connection_failed(chain: Sequence[BaseException]) -> bool:

@@ -88,6 +88,22 @@ def resolve_lm_config(
     return LMConfig(model=model, api_base=api_base, api_key=api_key)
 
 
+def missing_key(config: LMConfig) -> str | None:
+    """Why a request to `config`'s model would carry no key its provider needs (for "Details"),
+    or None: a key is set, the model runs on a server of the author's own (an API base), or its
+    provider needs none that Atrium knows of."""
+    if config.api_key or config.api_base:
+        return None
+    names = provider_key_vars(config.model)
+    if not names:
+        return None
+    variables = ", ".join((API_KEY_ENV, *names))
+    return (
+        f"no API key for {provider_of(config.model)}: none stored in Settings → Model, and none "
+        f"in the environment ({variables})"
+    )
+
+
 def provider_of(model: str) -> str | None:
     """The LiteLLM provider a model string names (`anthropic/claude-...` -> `anthropic`)."""
     prefix, slash, _ = model.partition("/")
@@ -110,8 +126,10 @@ def describe_how_to_configure() -> str:
     return (
         "No model is configured yet, so I can only run direct commands (`/tools`, `/call ...`).\n"
         "\n"
-        "To connect a model, open Settings → Model and enter a LiteLLM model string, an API base "
-        "if the model runs on your own server, and an API key (it is kept in the OS keyring).\n"
+        "To connect a model, open Settings → Model and enter the model's name with its "
+        "provider (for example `openai/gpt-4o-mini`), an API base if the model runs on your own "
+        "server, and an API key (kept in the system keyring, or where you choose if there is "
+        "none).\n"
         "\n"
         "Or set environment variables before starting Atrium:\n"
         f"- `{MODEL_ENV}`: the model, for example `openai/gpt-4o-mini`, "

@@ -16,16 +16,18 @@ from sidecar.llm.embeddings import MODEL_ENV as EMBEDDING_MODEL_ENV
 from sidecar.llm.embeddings import Embedder, embedding_config
 from sidecar.llm.planner import DspyPlanner
 from sidecar.llm.types import LMConfig
-from sidecar.settings import SettingsFile, keyring_get
+from sidecar.model_key import ModelKey
+from sidecar.settings import SettingsFile
 
 
 class PlannerProvider:
     """Resolves the model configuration on every turn (settings may have changed) and reuses a
     planner for as long as the configuration stays the same."""
 
-    def __init__(self, settings: SettingsFile, env: Mapping[str, str]) -> None:
+    def __init__(self, settings: SettingsFile, env: Mapping[str, str], key: ModelKey) -> None:
         self._settings = settings
         self._env = env
+        self._key = key
         self._cached: tuple[LMConfig, DspyPlanner] | None = None
         self._others: dict[str, tuple[LMConfig, DspyPlanner]] = {}
         self._embedder: Embedder | None = None
@@ -33,7 +35,7 @@ class PlannerProvider:
     def config(self) -> LMConfig | None:
         """The model configuration now (None: no model is configured)."""
         saved = self._settings.load()
-        return resolve_lm_config(saved.model, saved.api_base, self._env, _keyring_lookup)
+        return resolve_lm_config(saved.model, saved.api_base, self._env, self._stored_key)
 
     def __call__(self) -> DspyPlanner | None:
         config = self.config()
@@ -65,7 +67,8 @@ class PlannerProvider:
             cached = self._others[model] = (key, DspyPlanner(key))
         return cached[1]
 
-
-def _keyring_lookup(name: str) -> str | None:
-    del name
-    return keyring_get()
+    def _stored_key(self, name: str) -> str | None:
+        """The key the author stored (keyring, file or session): the lookup after the
+        environment's."""
+        del name
+        return self._key.value()

@@ -35,6 +35,7 @@ from sidecar.plans.review.isolation import (
     remove_isolation,
 )
 from sidecar.plans.review.limits import Deadline, ReviewError, ReviewTimeoutError
+from sidecar.store.undo_watch import watch_files
 from sidecar.turn.questions import ChangesetQuestion
 
 log = logging.getLogger(__name__)
@@ -260,8 +261,14 @@ async def _apply(
     if not paths:
         return ApplyReport()
     key = _journal(deps, ctx, f"{step}.{ctx.task.attempt}", "apply", {"accepted": list(paths)})
+    # Undo: the accepted files' before- and after-images (sidecar.store.undo_watch).
+    watch = await watch_files(
+        deps.store.db, ctx.parent_thread_id, isolation.workspace, paths, source="review_gate"
+    )
     report = await _off_loop(lambda d: apply_changes(isolation, paths, d), STEP_SECONDS)
     deps.store.journal_result(key, report.to_json())
+    if watch is not None:
+        await watch.done(report.applied)
     return report
 
 

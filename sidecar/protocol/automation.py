@@ -12,6 +12,7 @@ from pydantic import Field
 from sidecar.protocol.methods_base import MethodSpec
 from sidecar.protocol.models_base import WireModel
 from sidecar.protocol.queue import QueueEmpty, QueueMode
+from sidecar.protocol.schedules import UnattendedPolicy
 
 
 class AutomationInfo(WireModel):
@@ -26,6 +27,10 @@ class AutomationInfo(WireModel):
     active_start: str = Field(default="08:00", pattern=r"^\d\d:\d\d$")
     active_end: str = Field(default="22:00", pattern=r"^\d\d:\d\d$")
     default_mode: QueueMode = "steer"
+    heartbeat_unattended: UnattendedPolicy = Field(
+        default=UnattendedPolicy(),
+        description="What a beat does with a question nobody answers.",
+    )
 
 
 class AutomationSetParams(WireModel):
@@ -36,6 +41,7 @@ class AutomationSetParams(WireModel):
     active_start: str | None = Field(default=None, pattern=r"^\d\d:\d\d$")
     active_end: str | None = Field(default=None, pattern=r"^\d\d:\d\d$")
     default_mode: QueueMode | None = None
+    heartbeat_unattended: UnattendedPolicy | None = None
 
 
 class NotifyParams(WireModel):

@@ -48,3 +48,9 @@ class ContextEvent(WireModel):
     message_id: str | None = Field(
         default=None, description="The author's message the turn answers, when it has one."
     )
+    tools_sent: int = Field(default=0, description="Tool definitions the model was sent.")
+    tools_deferred: int = Field(
+        default=0,
+        description="Tools left out of the request past the tool share of the window; the "
+        "model finds them with atrium__tool_search.",
+    )

@@ -107,6 +107,14 @@ class RunCancelled(WireModel):
     type: Literal["run_cancelled"] = "run_cancelled"
 
 
+class ThreadRenamed(WireModel):
+    """The sidecar named the thread: one still titled `DEFAULT_THREAD_TITLE` takes a title from
+    the author's message when the turn it started ends (before its terminal event)."""
+
+    type: Literal["thread_renamed"] = "thread_renamed"
+    title: str
+
+
 class TurnUsageEvent(WireModel):
     """The turn's tokens and cost (planner steps and compaction), and the thread's totals."""
 
@@ -137,6 +145,7 @@ RunEventBody: TypeAlias = Annotated[
     | RunFinished
     | RunFailed
     | RunCancelled
+    | ThreadRenamed
     | ContextEvent
     | MemoryEvent
     | TurnUsageEvent

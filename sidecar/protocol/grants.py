@@ -33,7 +33,10 @@ class GrantListResult(WireModel):
 
 
 class GrantRevokeParams(WireModel):
-    thread_id: str | None = Field(description="None: the grant for every thread.")
+    """Which grant to revoke. `thread_id` has a default: the window leaves out a field that is
+    None, and "always allow" (every thread) is exactly the grant whose `thread_id` is None."""
+
+    thread_id: str | None = Field(default=None, description="None: the grant for every thread.")
     server: str
     tool: str
     plan_id: str | None = Field(default=None, description="Set: a plan's grant to its task.")

@@ -1,6 +1,8 @@
 """Wire methods for schedules (`schedule/*`): the same ones the agent manages through the
 schedule MCP server. Each fire is a `FireInfo` in the schedule's history, with a reason when it
-was skipped. Failures are `QueueErrorCode`s (`SCHEDULE_INVALID`, `NO_SUCH_SCHEDULE`).
+was skipped. Each schedule has an `UnattendedPolicy` for a question its run asks while nobody
+answers (the heartbeat has one too, in `AutomationInfo`). Failures are `QueueErrorCode`s
+(`SCHEDULE_INVALID`, `NO_SUCH_SCHEDULE`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,25 @@ from sidecar.protocol.queue import QueueEmpty
 
 ScheduleKind: TypeAlias = Literal["once", "interval", "cron"]
 MissedPolicy: TypeAlias = Literal["run_once", "skip"]
+UnattendedAction: TypeAlias = Literal["wait", "deny_after", "skip"]
+MAX_DENY_AFTER_MINUTES = 7 * 24 * 60
+
+
+class UnattendedPolicy(WireModel):
+    """What a run nobody may be watching (a schedule's, the heartbeat's) does with a question
+    nobody answers. `wait`: the author is notified and the question waits. `deny_after`: the
+    author is notified; unanswered after `minutes` it is answered no (an approval denied, a
+    question or form declined, a plan rejected) with that reason, and the run goes on.
+    `skip`: the run's first question ends it (cancelled, its fire `skipped`); nothing that
+    needed the answer was done. An answer the author gives first always wins."""
+
+    action: UnattendedAction = "wait"
+    minutes: int = Field(
+        default=30,
+        ge=1,
+        le=MAX_DENY_AFTER_MINUTES,
+        description="With deny_after: how long a question waits for the author.",
+    )
 
 
 class ScheduleInfo(WireModel):
@@ -34,6 +55,7 @@ class ScheduleInfo(WireModel):
     last_status: str | None = None
     last_run_id: str | None = None
     created_at: float
+    unattended: UnattendedPolicy = UnattendedPolicy()
 
 
 class FireInfo(WireModel):
@@ -41,7 +63,8 @@ class FireInfo(WireModel):
     scheduled_for: float
     status: str = Field(
         description="claimed, started, queued (behind its thread's turn), finished, waiting "
-        "(on the author), failed, cancelled or skipped."
+        "(on the author), failed, cancelled or skipped (a missed time, or a run that needed an "
+        "answer under the `skip` unattended policy)."
     )
     reason: str | None = Field(default=None, description="Why it was skipped or failed.")
     run_id: str | None = None
@@ -58,6 +81,7 @@ class ScheduleCreateParams(WireModel):
     prompt: str = Field(min_length=1)
     thread_id: str | None = None
     missed: MissedPolicy = "run_once"
+    unattended: UnattendedPolicy = UnattendedPolicy()
 
 
 class ScheduleUpdateParams(WireModel):
@@ -67,6 +91,7 @@ class ScheduleUpdateParams(WireModel):
     timezone: str | None = None
     prompt: str | None = None
     missed: MissedPolicy | None = None
+    unattended: UnattendedPolicy | None = None
 
 
 class ScheduleRef(WireModel):

@@ -11,7 +11,11 @@ from sidecar.protocol.methods_base import MethodSpec
 from sidecar.protocol.models import Empty
 from sidecar.protocol.models_base import WireModel
 
-ApiKeySource: TypeAlias = Literal["keyring", "environment", "provider", "none"]
+ApiKeyPlace: TypeAlias = Literal["keyring", "file", "session"]
+"""Where Atrium keeps a key the author typed: the OS keyring; an encrypted file in the data folder
+(for a computer without a keyring); or the sidecar's memory, for this session only."""
+
+ApiKeySource: TypeAlias = Literal["keyring", "file", "session", "environment", "provider", "none"]
 
 DEFAULT_BACKUP_DAYS = 7
 MAX_BACKUP_DAYS = 365
@@ -27,8 +31,9 @@ class SettingsInfo(WireModel):
         default="none",
         description=(
             "Where the key the model uses comes from: `environment` (ATRIUM_MODEL_API_KEY), "
-            "`provider` (the provider's variable, named in `api_key_variable`), `keyring`, or "
-            "`none`. The environment wins over the keyring."
+            "`provider` (the provider's variable, named in `api_key_variable`), `session` (kept "
+            "in memory until the sidecar exits), `keyring`, `file` (the encrypted key file), or "
+            "`none`. The environment wins over the others, in that order."
         ),
     )
     api_key_variable: str | None = Field(
@@ -41,16 +46,27 @@ class SettingsInfo(WireModel):
         description="How many daily backups of the database are kept (in `backups/` beside it); "
         "0: none are taken.",
     )
+    keyring_problem: str | None = Field(
+        default=None,
+        description="Why the OS keyring cannot keep the key, in the author's words, with how to "
+        "add one; None while it works.",
+    )
+    key_file: str | None = Field(
+        default=None, description="Where the encrypted key file is, or would be, kept."
+    )
 
 
 class SettingsSetParams(WireModel):
-    """Only the fields present change. `api_key` goes to the OS keyring, never to disk here;
-    an empty string removes it."""
+    """Only the fields present change, and every other field is kept whatever becomes of the
+    key. `api_key` goes where `api_key_storage` says (the OS keyring by default; where the keyring
+    fails it is kept for this session, and `SettingsInfo.keyring_problem` says why); an empty
+    string removes it from every place. `api_key_storage` alone moves the kept key there."""
 
     model: str | None = None
     api_base: str | None = None
     workspace: str | None = None
     api_key: str | None = None
+    api_key_storage: ApiKeyPlace | None = None
     backup_days: int | None = Field(default=None, ge=0, le=MAX_BACKUP_DAYS)
 
 

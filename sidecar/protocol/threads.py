@@ -8,6 +8,7 @@ newest first with a seq cursor, and `thread/search` finds messages anywhere in a
 
 from __future__ import annotations
 
+import re
 from typing import Literal, TypeAlias
 
 from pydantic import Field
@@ -18,6 +19,14 @@ from sidecar.protocol.methods_base import MethodSpec
 from sidecar.protocol.models import Empty, MessageInfo
 from sidecar.protocol.models_base import WireModel
 from sidecar.protocol.plans import CoordEmpty
+from sidecar.protocol.undo import (
+    ThreadCheckpointsParams,
+    ThreadCheckpointsResult,
+    ThreadForkParams,
+    ThreadForkResult,
+    ThreadRewindParams,
+    ThreadRewindResult,
+)
 
 ThreadStatus: TypeAlias = Literal["idle", "running", "interrupted", "failed", "cancelled"]
 
@@ -34,8 +43,13 @@ class ThreadInfo(WireModel):
     channel: str | None = None
 
 
+DEFAULT_THREAD_TITLE = "New thread"
+"""The title of a thread nobody named: its first turn names it after the author's message (a
+`thread_renamed` event)."""
+
+
 class ThreadCreateParams(WireModel):
-    title: str = Field(default="New thread", max_length=200)
+    title: str = Field(default=DEFAULT_THREAD_TITLE, max_length=200)
 
 
 class ThreadRef(WireModel):
@@ -107,12 +121,31 @@ class ThreadSearchParams(WireModel):
     )
 
 
+FIND_WORDS_MAX = 16
+
+
+def find_pattern(query: str) -> str | None:
+    """What Find looks for in a message, as a regular expression both Python's `re` and Qt's
+    `QRegularExpression` (with Unicode properties) read alike: `query`'s words in order with
+    anything but letters and digits between them ("chapter one" finds "Chapter one" and
+    "chapter, one"), the first at the start of a word, the last also as the start of a longer
+    word (a word being typed matches), ignoring case. None when `query` has no word.
+    `thread/search` finds the messages; this counts and marks the matches in each."""
+    words = re.findall(r"\w+", query)[:FIND_WORDS_MAX]
+    if not words:
+        return None
+    return r"(?i)\b" + r"\W+".join(re.escape(word) for word in words)
+
+
 class SearchHit(WireModel):
     message_id: str
     seq: int
     role: str
     snippet: str = Field(description="Plain text around the match; `…` where text was cut.")
     created_at: float
+    matches: int = Field(
+        default=1, ge=0, description="How often `find_pattern(query)` occurs in the message."
+    )
 
 
 class ThreadSearchResult(WireModel):
@@ -227,6 +260,9 @@ THREAD_COMPACTION = "thread/compaction"
 THREAD_USAGE = "thread/usage"
 THREAD_EXPORT = "thread/export"
 THREAD_SET_AUTONOMOUS = "thread/set_autonomous"
+THREAD_CHECKPOINTS = "thread/checkpoints"
+THREAD_REWIND = "thread/rewind"
+THREAD_FORK = "thread/fork"
 
 THREAD_METHODS: dict[str, MethodSpec] = {
     THREAD_CREATE: MethodSpec(ThreadCreateParams, ThreadInfo, "Create a thread."),
@@ -257,5 +293,14 @@ THREAD_METHODS: dict[str, MethodSpec] = {
     ),
     THREAD_SET_AUTONOMOUS: MethodSpec(
         AutonomousParams, CoordEmpty, "Let plans run without plan approval."
+    ),
+    THREAD_CHECKPOINTS: MethodSpec(
+        ThreadCheckpointsParams, ThreadCheckpointsResult, "The thread's turns, oldest first."
+    ),
+    THREAD_REWIND: MethodSpec(
+        ThreadRewindParams, ThreadRewindResult, "Rewind (or redo) messages and files to a turn."
+    ),
+    THREAD_FORK: MethodSpec(
+        ThreadForkParams, ThreadForkResult, "A new thread with the history up to a turn."
     ),
 }

@@ -35,6 +35,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
+from mcp_servers.field_errors import describe
 from sidecar.json_value import lone_surrogate
 from sidecar.protocol import CANCEL_REQUEST, ErrorCode, RpcError, WireModel
 from sidecar.rpc.framing import FrameTooLargeError, FrameWriter
@@ -236,7 +237,8 @@ class RpcServer:
             typed = route.params.model_validate(params)
         except ValidationError as exc:
             details = exc.errors(include_url=False, include_context=False, include_input=False)
-            return _error(request_id, ErrorCode.INVALID_PARAMS, "invalid params", details)
+            message = f"invalid params: {describe(exc)}"
+            return _error(request_id, ErrorCode.INVALID_PARAMS, message, details)
         try:
             result = (await route.handler(typed)).model_dump(mode="json")
         except RpcError as exc:

@@ -3,7 +3,9 @@
 END (run_finished), interrupt (interrupt events, then run_finished with outcome interrupted),
 cancel (run_cancelled; the last checkpoint is kept, and the answer the author saw streaming is
 recorded in the conversation, marked as stopped) and error (run_failed; recorded on the
-thread; `run/retry` continues from the last good checkpoint).
+thread, and the part of the answer the author saw streaming before it is recorded too, marked
+with the error, so it is still there when the thread is opened again; `run/retry` continues
+from the last good checkpoint).
 
 An interrupt is durable before anyone hears of it: its record, the run's end and the thread's
 status are committed in one transaction, and only then is the event sent, by the caller and
@@ -113,6 +115,22 @@ STOPPED_NOTE = "\n\n[stopped by the author before this answer was complete]"
 """Ends an answer a stop cut short, in the conversation: the model reads it next turn."""
 
 
+FAILED_NOTE = "\n\n[this answer was cut off by an error: {error}]"
+"""Ends an answer a failure cut short, in the conversation: the author sees it after a
+restart, and the model reads it next turn."""
+
+
+def _record_failed_answer(store: Store, emit: RunEmitter, error: str) -> MessageRecord | None:
+    """Record the part of the answer the author saw stream before the failure (once per
+    run), with the error it ended on."""
+    text = emit.unrecorded_answer()
+    if not text.strip():
+        return None
+    note = FAILED_NOTE.format(error=error)
+    message_id = f"{emit.run_id}:failed"
+    return store.add_message(emit.thread_id, "assistant", text + note, message_id=message_id)
+
+
 def _record_stopped_answer(store: Store, emit: RunEmitter) -> MessageRecord | None:
     """Record the part of the answer the author saw stream before the stop (once per run)."""
     text = emit.unrecorded_answer()
@@ -161,6 +179,10 @@ def _await_decision(store: Store, emit: RunEmitter, key: str) -> RunEnd:
 def _fail(
     store: Store, emit: RunEmitter, code: str, message: str, details: str | None = None
 ) -> RunFailed:
-    store.end_run(emit.run_id, "failed", message)
-    store.set_thread_status(emit.thread_id, "failed", message)
+    with store.transaction():
+        kept = _record_failed_answer(store, emit, message)
+        store.end_run(emit.run_id, "failed", message)
+        store.set_thread_status(emit.thread_id, "failed", message)
+    if kept is not None:
+        emit(MessageEvent(message=message_info(kept)))
     return RunFailed(error=ErrorInfo(code=code, message=message, details=details))

@@ -2,7 +2,10 @@
 heartbeat thread (in the `cron` lane). An answer of exactly `HEARTBEAT_OK` is recorded and
 stays silent; any other answer (or a failure) notifies the author. A beat that does not run is
 recorded with why: `quiet-hours`, `requests-in-flight` (the author's own turn is running) or
-`empty-heartbeat-file`.
+`empty-heartbeat-file`; one whose run needed an answer under the `skip` unattended policy
+(`AutomationInfo.heartbeat_unattended`, see `sidecar.runtime.unattended`) is recorded skipped,
+`needed-an-answer`. A beat's turn that goes on after its question (answered by the author, or
+declined at its deadline) reports its end like the beat.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from zoneinfo import ZoneInfo
 from sidecar.protocol import AutomationInfo, HeartbeatBeat, NotifyParams
 from sidecar.runtime.clock import Clock
 from sidecar.runtime.runs import RunManager
+from sidecar.runtime.unattended import SKIPPED, TurnNews, deadline_text
 from sidecar.store import Store
 
 log = logging.getLogger(__name__)
@@ -28,6 +32,11 @@ INSTRUCTION = (
     f"exactly {OK} and nothing else.)"
 )
 MAX_FILE_CHARS = 20_000
+NEEDED_AN_ANSWER = "needed-an-answer"
+
+
+def _no_hook(thread_id: str, run_id: str) -> None:
+    del thread_id, run_id
 
 
 def in_active_hours(now: float, zone: ZoneInfo, start: str, end: str) -> bool:
@@ -51,7 +60,11 @@ class Heartbeat:
         clock: Clock,
         zone: ZoneInfo,
         notify: Callable[[NotifyParams], None],
+        *,
+        started: Callable[[str, str], None] = _no_hook,
     ) -> None:
+        """`started(thread_id, run_id)` hears of each beat's run as it starts (the unattended
+        policy attaches to it)."""
         self._store = store
         self._repo = store.heartbeat
         self._runs = runs
@@ -60,6 +73,7 @@ class Heartbeat:
         self._clock = clock
         self._zone = zone
         self._notify = notify
+        self._started = started
         self._wake = asyncio.Event()
         self._runs_of_beats: set[str] = set()
 
@@ -99,6 +113,7 @@ class Heartbeat:
             return self._skip(now, "requests-in-flight")
         run_id = await self._runs.start(thread_id, text + INSTRUCTION, lane="cron")
         self._runs_of_beats.add(run_id)
+        self._started(thread_id, run_id)
         self._repo.record("running", at=now, run_id=run_id)
         return "running", run_id
 
@@ -121,38 +136,45 @@ class Heartbeat:
         self._repo.set_state("heartbeat_thread", thread.id)
         return thread.id
 
-    def run_ended(self, thread_id: str, run_id: str, final: object) -> None:
-        if run_id not in self._runs_of_beats:
-            return
+    def run_ended(
+        self, thread_id: str, run_id: str, final: object, news: TurnNews | None = None
+    ) -> None:
+        """A run ended; a beat's is recorded and, unless it answered `HEARTBEAT_OK`, notifies.
+        `news` says what became of its unattended turn: a run that goes on with a beat's turn
+        notifies like the beat (its record stays with the beat's first run)."""
+        beat = run_id in self._runs_of_beats
         self._runs_of_beats.discard(run_id)
-        outcome = getattr(final, "type", "")
-        if outcome == "run_finished" and getattr(final, "outcome", "") == "completed":
-            answer = self._last_answer(thread_id)
-            if answer.strip() == OK:
-                self._repo.finish(run_id, "ok", answer.strip())
-                return
-            self._repo.finish(run_id, "notified", answer)
+        if not beat and (news is None or news.turn.source != "heartbeat"):
+            return
+        status, text = self._outcome(thread_id, final, news)
+        if beat:
+            reason = NEEDED_AN_ANSWER if status == "skipped" else None
+            self._repo.finish(run_id, status, text, reason=reason)
+        if status != "ok":
             self._notify(
                 NotifyParams(
                     kind="heartbeat",
                     title="Heartbeat",
-                    text=answer,
+                    text=text,
                     thread_id=thread_id,
                     run_id=run_id,
                 )
             )
-            return
-        text = (
-            "The heartbeat needs an answer."
-            if outcome == "run_finished"
-            else "The heartbeat run failed."
-        )
-        self._repo.finish(run_id, "notified" if outcome == "run_finished" else "failed", text)
-        self._notify(
-            NotifyParams(
-                kind="heartbeat", title="Heartbeat", text=text, thread_id=thread_id, run_id=run_id
-            )
-        )
+
+    def _outcome(self, thread_id: str, final: object, news: TurnNews | None) -> tuple[str, str]:
+        outcome = getattr(final, "type", "")
+        if news is not None and news.what == "skipped":
+            return "skipped", f"The heartbeat was skipped: {SKIPPED}."
+        if outcome == "run_finished" and getattr(final, "outcome", "") == "completed":
+            answer = self._last_answer(thread_id)
+            return ("ok", answer.strip()) if answer.strip() == OK else ("notified", answer)
+        if outcome == "run_finished":
+            text = "The heartbeat needs an answer."
+            if news is not None and news.deadline is not None:
+                when = deadline_text(news.deadline, self._zone)
+                text += f" Unanswered by {when}, it is declined and the beat goes on."
+            return "notified", text
+        return "failed", "The heartbeat run failed."
 
     def _last_answer(self, thread_id: str) -> str:
         for record in reversed(self._store.recent_messages(thread_id, 5)):

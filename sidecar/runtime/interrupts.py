@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from mcp_servers.field_errors import describe
 from sidecar.protocol import (
     ApprovalValue,
     ChangesetValue,
@@ -65,7 +66,7 @@ def checked_value(kind: str, value: dict[str, Any]) -> dict[str, Any]:
     try:
         return model.model_validate(value).model_dump(mode="json")
     except ValidationError as exc:
-        raise InvalidResumeValueError(str(exc)) from exc
+        raise InvalidResumeValueError(describe(exc)) from exc
 
 
 def pending_record(store: Store, thread_id: str, interrupt_id: str) -> InterruptRecord:

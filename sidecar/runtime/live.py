@@ -11,16 +11,18 @@ owns the call (found through `sidecar.binding.calls`) raises a live interrupt:
    (`RunManager.resume` asks here first), after checking the value against the interrupt's kind
    and its own check (e.g. the form's schema);
 4. if the call ends first (finished, timed out, run cancelled), the interrupt is dropped and
-   the server gets a cancel/refusal. If the sidecar dies, the call dies with it; on restart
-   `sidecar.runtime.recovery` folds the question into the new question about the call (a write
-   that may have run) or names it in the thread's error (a read-only call asks again on retry).
+   the server gets a cancel/refusal. A run nobody may answer (an unattended run that skips,
+   `sidecar.runtime.unattended`) refuses it the same way before it is recorded (`AskHook`).
+   If the sidecar dies, the call dies with it; on restart `sidecar.runtime.recovery` folds the
+   question into the new question about the call (a write that may have run) or names it in
+   the thread's error (a read-only call asks again on retry).
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +41,15 @@ from sidecar.runtime.interrupts import checked_value
 from sidecar.runtime.wire import interrupt_from_payload
 from sidecar.store import Store
 
+AskHook = Callable[[str, str, str, str], bool]
+"""(thread id, run id, interrupt id, kind) of a live question about to be asked; False: nobody
+may be asked, the question is dropped unasked (its server gets the refusal)."""
+
+
+def _always_ask(thread_id: str, run_id: str, interrupt_id: str, kind: str) -> bool:
+    del thread_id, run_id, interrupt_id, kind
+    return True
+
 
 @dataclass(eq=False)
 class _Pending:
@@ -56,6 +67,11 @@ class LiveInterrupts:
         self._store = store
         self._calls = calls
         self._pending: dict[str, _Pending] = {}
+        self._may_ask: AskHook = _always_ask
+
+    def set_ask_hook(self, hook: AskHook) -> None:
+        """Asked before each live question is recorded (see `AskHook`)."""
+        self._may_ask = hook
 
     def binding(self, emit: RunEmitter) -> RunBinding:
         """The host's view of one run: bind it to the run's task with `bind_run`."""
@@ -113,6 +129,8 @@ class LiveInterrupts:
         if task_id is not None and "task_id" not in body:
             body["task_id"] = task_id
         info = interrupt_from_payload(interrupt_id, emit.run_id, body)
+        if not self._may_ask(emit.thread_id, emit.run_id, interrupt_id, info.kind):
+            raise LiveInterruptDropped(interrupt_id)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         pending = _Pending(emit.thread_id, emit.run_id, info.kind, future, check)
         self._pending[interrupt_id] = pending

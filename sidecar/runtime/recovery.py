@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mcp_servers.field_errors import describe
 from sidecar.host.types import ToolOutcome
 from sidecar.protocol import QuestionValue
 from sidecar.runtime.errors import InvalidResumeValueError
@@ -151,7 +152,7 @@ def answer_uncertain(
     try:
         checked = QuestionValue.model_validate(value).model_dump(mode="json")
     except ValidationError as exc:
-        raise InvalidResumeValueError(str(exc)) from exc
+        raise InvalidResumeValueError(describe(exc)) from exc
     answer = str(checked["answer"])
     decision: Decision | None = CHOICES.get(answer)
     if decision is None:

@@ -14,7 +14,7 @@ from sidecar.graph.commands import is_command
 from sidecar.plans.dag import PlanError
 from sidecar.plans.profiles import DEFAULT_PROFILES, Profile
 from sidecar.plans.shapes import validate_edit
-from sidecar.protocol import RunCancelled
+from sidecar.protocol import RunCancelled, ThreadRenamed
 from sidecar.runtime.drive import RunEnd, drive
 from sidecar.runtime.emitter import EventSink, RunEmitter
 from sidecar.runtime.errors import (
@@ -33,6 +33,7 @@ from sidecar.runtime.interrupts import (
 from sidecar.runtime.lanes import Lanes
 from sidecar.runtime.live import LiveInterrupts
 from sidecar.runtime.recovery import answer_uncertain, close_as_uncertain, recover_after_crash
+from sidecar.runtime.titles import name_untitled
 from sidecar.store import Store
 from sidecar.store.records import question_id
 from sidecar.store.uncertain import journal_key
@@ -143,7 +144,15 @@ class RunManager:
             "direct": is_command(text),
         }
         return self._launch(
-            thread_id, "start", graph, saver, graph_input, resumed=False, run_id=run_id, lane=lane
+            thread_id,
+            "start",
+            graph,
+            saver,
+            graph_input,
+            resumed=False,
+            run_id=run_id,
+            lane=lane,
+            names_from=text,
         )
 
     async def resume(self, thread_id: str, interrupt_id: str, value: dict[str, Any]) -> str:
@@ -299,7 +308,10 @@ class RunManager:
         resumed: bool,
         run_id: str | None = None,
         lane: str = "main",
+        names_from: str | None = None,
     ) -> str:
+        """Start the run's task. `names_from`: the author's message of a turn it starts, which
+        names the thread when the run ends if it is still untitled (`runtime.titles`)."""
         run_id = run_id or uuid.uuid4().hex
         self._store.create_run(run_id, thread_id, kind)
         self._store.set_thread_status(thread_id, "running")
@@ -318,6 +330,8 @@ class RunManager:
                 self._tasks.pop(thread_id, None)
                 if live is not None:
                     live.end_run(run_id)
+            if names_from is not None:
+                self._name_thread(emitter, names_from)
             # Only now, with the thread free, do its questions and its end reach the wire.
             for event in end.events():
                 emitter(event)
@@ -339,6 +353,17 @@ class RunManager:
         except Exception:  # a policy's failure must not lose the run's end
             log.exception("question policy failed for %s", run_id)
             return end
+
+    def _name_thread(self, emitter: RunEmitter, text: str) -> None:
+        """Title an untitled thread after the author's message; tell the window before the
+        run's end."""
+        try:
+            title = name_untitled(self._store, emitter.thread_id, text)
+        except Exception:  # a title is a nicety: failing to write it must not lose the run's end
+            log.exception("naming thread %s failed", emitter.thread_id)
+            return
+        if title is not None:
+            emitter(ThreadRenamed(title=title))
 
     async def _in_lane(
         self,

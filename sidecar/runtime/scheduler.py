@@ -7,9 +7,10 @@ processes. A schedule more than GRACE_S late, or due several times over (Atrium 
 machine slept), applies its missed-run policy: `run_once` runs once for all the missed times,
 `skip` records one skipped fire with the reason. At start-up a fire that was claimed but never
 started is started (it never ran); one that was running when the sidecar died is recorded
-failed, not run again. Between passes the scheduler sleeps until the next fire time (at most
-POLL_S) or until poked. `watch_other_writers` pokes it within WATCH_S of another process
-committing to the file (a standalone schedule server editing schedules): one `PRAGMA
+failed, not run again. A fire is started by one pass only (another that finds it claimed
+meanwhile waits for that start). Between passes the scheduler sleeps until the next fire time
+(at most POLL_S) or until poked. `watch_other_writers` pokes it within WATCH_S of another
+process committing to the file (a standalone schedule server editing schedules): one `PRAGMA
 data_version` a second, which the sidecar's own writes do not change.
 """
 
@@ -44,6 +45,7 @@ class Scheduler:
         self.clock = clock
         self._wake = asyncio.Event()
         self._recovered = False
+        self._starting: dict[tuple[str, float], asyncio.Future[None]] = {}
 
     def poke(self) -> None:
         """Something changed: look again now."""
@@ -95,8 +97,24 @@ class Scheduler:
             if fire is not None:
                 recorded.append(fire)
         for fire in self.book.open_fires("claimed"):
-            await self._start(fire)
+            await self._start_once(fire)
         return recorded
+
+    async def _start_once(self, fire: Fire) -> None:
+        """Start a claimed fire, or wait for the start another pass already began: the loop's
+        pass and `schedule/run_now`'s may both find it claimed while its run is starting."""
+        key = (fire.schedule_id, fire.scheduled_for)
+        starting = self._starting.get(key)
+        if starting is not None:
+            await asyncio.shield(starting)
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._starting[key] = done
+        try:
+            await self._start(fire)
+        finally:
+            del self._starting[key]
+            done.set_result(None)
 
     def _claim_due(self, schedule: Schedule, now: float) -> Fire | None:
         first = schedule.next_fire_at
@@ -144,9 +162,10 @@ class Scheduler:
         self.book.mark_fire(fire, "started", run_id=run_id, thread_id=thread_id)
 
     def run_ended(self, run_id: str, status: str, reason: str | None = None) -> Fire | None:
-        """A run ended: its fire (if it was a scheduled one) records how."""
+        """A scheduled turn's run ended or waits: its fire (that of the turn's first run, if it
+        started or waits on the author) records how."""
         fire = self.book.fire_of_run(run_id)
-        if fire is None or fire.status != "started":
+        if fire is None or fire.status not in {"started", "waiting"}:
             return None
         self.book.mark_fire(fire, status, reason=reason)
         return self.book.fire(fire.schedule_id, fire.scheduled_for)

@@ -256,6 +256,8 @@ def _context(event: ContextReported) -> ContextEvent:
         warnings=event.warnings,
         compaction=None if compaction is None else CompactionInfo(**asdict(compaction)),
         message_id=event.message_id,
+        tools_sent=event.tools_sent,
+        tools_deferred=event.tools_deferred,
     )
 
 

@@ -1,10 +1,11 @@
 """What a thread's context needs beyond its messages: compaction summaries (each naming the
 message range it covers), the thread's compaction setting and channel, each turn's tokens and
-cost, each thread's message count (kept by triggers, so a turn never counts 100,000 rows;
-filled once from the messages when the counter first appears), and the turns that read
-untrusted content, by the range of messages they wrote (a later turn whose context carries
-one of those messages has read it too: `sidecar.context.taint`). The memories themselves live
-in LangGraph's store (`sidecar.context.parts`)."""
+cost, each thread's message count and usage totals (kept by triggers, so a turn never counts
+or sums 100,000 rows; filled once from the messages and the turns' usage when the counter
+first appears), and the turns that read untrusted content, by the range of messages they
+wrote (a later turn whose context carries one of those messages has read it too:
+`sidecar.context.taint`). The memories themselves live in LangGraph's store
+(`sidecar.context.parts`)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,35 @@ INSERT OR REPLACE INTO thread_message_counts(thread_id, messages)
     WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'thread_message_counts')
     GROUP BY thread_id;
 INSERT OR IGNORE INTO meta(key, value) VALUES ('thread_message_counts', '1');
+CREATE TABLE IF NOT EXISTS thread_usage_totals (
+    thread_id TEXT PRIMARY KEY,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cost REAL NOT NULL,
+    costed INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS thread_usage_totals_insert AFTER INSERT ON turn_usage BEGIN
+    INSERT INTO thread_usage_totals(thread_id, prompt_tokens, completion_tokens, cost, costed)
+    VALUES (new.thread_id, new.prompt_tokens, new.completion_tokens, COALESCE(new.cost, 0),
+        new.cost IS NOT NULL)
+    ON CONFLICT(thread_id) DO UPDATE SET
+        prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+        completion_tokens = completion_tokens + excluded.completion_tokens,
+        cost = cost + excluded.cost, costed = costed + excluded.costed;
+END;
+CREATE TRIGGER IF NOT EXISTS thread_usage_totals_delete AFTER DELETE ON turn_usage BEGIN
+    UPDATE thread_usage_totals SET prompt_tokens = prompt_tokens - old.prompt_tokens,
+        completion_tokens = completion_tokens - old.completion_tokens,
+        cost = cost - COALESCE(old.cost, 0), costed = costed - (old.cost IS NOT NULL)
+    WHERE thread_id = old.thread_id;
+END;
+INSERT OR REPLACE INTO thread_usage_totals(
+    thread_id, prompt_tokens, completion_tokens, cost, costed)
+    SELECT thread_id, SUM(prompt_tokens), SUM(completion_tokens), COALESCE(SUM(cost), 0),
+        COUNT(cost) FROM turn_usage
+    WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'thread_usage_totals')
+    GROUP BY thread_id;
+INSERT OR IGNORE INTO meta(key, value) VALUES ('thread_usage_totals', '1');
 CREATE TABLE IF NOT EXISTS untrusted_turns (
     turn_id TEXT PRIMARY KEY,
     thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
@@ -104,6 +134,15 @@ class TurnUsage:
     completion_tokens: int
     cost: float | None
     created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTotals:
+    """A thread's turns' tokens and cost, summed; `cost` None when no turn had a known cost."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
 
 
 class ContextRepo(Repository):
@@ -252,6 +291,17 @@ class ContextRepo(Repository):
             if row is not None:
                 return str(row[0])
         return None
+
+    def usage_totals(self, thread_id: str) -> UsageTotals:
+        """The thread's usage summed (kept by triggers: one row read, however many turns)."""
+        row = self.conn.execute(
+            "SELECT prompt_tokens, completion_tokens, cost, costed FROM thread_usage_totals"
+            " WHERE thread_id = ?",
+            (thread_id,),
+        ).fetchone()
+        if row is None:
+            return UsageTotals()
+        return UsageTotals(int(row[0]), int(row[1]), float(row[2]) if row[3] else None)
 
     def usage(self, thread_id: str) -> list[TurnUsage]:
         rows = self.conn.execute(

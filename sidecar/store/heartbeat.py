@@ -48,11 +48,13 @@ class HeartbeatRepo(Repository):
         )
         return int(cur.lastrowid or 0)
 
-    def finish(self, run_id: str, status: str, text: str | None) -> bool:
+    def finish(
+        self, run_id: str, status: str, text: str | None, *, reason: str | None = None
+    ) -> bool:
         cur = self.conn.execute(
-            "UPDATE heartbeat_beats SET status = ?, text = ?"
+            "UPDATE heartbeat_beats SET status = ?, text = ?, reason = COALESCE(?, reason)"
             " WHERE run_id = ? AND status = 'running'",
-            (status, text, run_id),
+            (status, text, reason, run_id),
         )
         return cur.rowcount == 1
 

@@ -72,12 +72,15 @@ class InterruptRepo(Repository):
         ).fetchall()
         return [_interrupt(r) for r in rows]
 
-    def answer_interrupt(self, interrupt_id: str, answer: dict[str, Any]) -> None:
-        self.conn.execute(
+    def answer_interrupt(self, interrupt_id: str, answer: dict[str, Any]) -> bool:
+        """Record the answer of a pending interrupt (compare-and-set: False, and nothing
+        changes, when it is no longer pending: another answer came first, or it was dropped)."""
+        cur = self.conn.execute(
             "UPDATE interrupts SET status = 'answered', answer = ?, answered_at = ?"
             " WHERE id = ? AND status = 'pending'",
             (json.dumps(answer), time.time(), interrupt_id),
         )
+        return cur.rowcount == 1
 
     def drop_interrupt(self, interrupt_id: str) -> None:
         self.conn.execute(

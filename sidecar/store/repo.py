@@ -2,9 +2,10 @@
 
 Each concept's SQL lives in its own repository module (threads, history, runs, interrupts,
 grants, journal, approvals, plans, outbox, plan grants, uncertain calls, queue, heartbeat,
-budgets, context, vectors). `Store` is every repository of the conversation at once (they share
-its connection, so it is one object to the many callers written against it) and carries the
-others as attributes: `store.queue`, `store.heartbeat`, `store.budgets`, `store.contexts`.
+budgets, context, vectors, unattended turns, loaded tools). `Store` is every repository of the
+conversation at once (they share its connection, so it is one object to the many callers written
+against it) and carries the others as attributes: `store.queue`, `store.heartbeat`,
+`store.budgets`, `store.contexts`, `store.unattended`, `store.loaded_tools`.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ from sidecar.store.history import HistoryRepo
 from sidecar.store.interrupts import InterruptRepo
 from sidecar.store.journal import JournalRepo
 from sidecar.store.libraries import open_memory, open_schedule_book
+from sidecar.store.loaded_tools import LoadedToolRepo
 from sidecar.store.outbox import OutboxRepo
 from sidecar.store.plan_grants import PlanGrantRepo
 from sidecar.store.plans import PlanRepo
 from sidecar.store.queue import QueueRepo
 from sidecar.store.runs import RunRepo
 from sidecar.store.threads import ThreadNotFoundError, ThreadRepo
+from sidecar.store.unattended import UnattendedRepo
 from sidecar.store.uncertain import UncertainRepo
 
 if TYPE_CHECKING:
@@ -62,6 +65,8 @@ class Store(
         self.heartbeat = HeartbeatRepo(db.conn)
         self.budgets = BudgetRepo(db.conn)
         self.contexts = ContextRepo(db.conn)
+        self.unattended = UnattendedRepo(db.conn)
+        self.loaded_tools = LoadedToolRepo(db.conn)
 
     @contextmanager
     def transaction(self) -> Generator[None]:

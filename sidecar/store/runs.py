@@ -66,6 +66,10 @@ class RunRepo(Repository):
             (status, error, time.time(), run_id),
         )
 
+    def run(self, run_id: str) -> RunRecord | None:
+        row = self.conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return RunRecord(**dict(row)) if row is not None else None
+
     def runs_in_status(self, status: str) -> list[RunRecord]:
         rows = self.conn.execute("SELECT * FROM runs WHERE status = ?", (status,)).fetchall()
         return [RunRecord(**dict(r)) for r in rows]

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcp_servers.schedule import SCHEDULE_SCHEMA
+from mcp_servers.schedule import SCHEDULE_SCHEMA, add_unattended
 from sidecar.store.approvals import APPROVAL_SCHEMA
 from sidecar.store.budgets import BUDGET_SCHEMA
 from sidecar.store.context import CONTEXT_SCHEMA
@@ -34,13 +34,16 @@ from sidecar.store.heartbeat import HEARTBEAT_SCHEMA
 from sidecar.store.history import MESSAGE_SCHEMA, create_message_index
 from sidecar.store.interrupts import INTERRUPT_SCHEMA
 from sidecar.store.journal import JOURNAL_SCHEMA
+from sidecar.store.loaded_tools import LOADED_TOOL_SCHEMA
 from sidecar.store.outbox import OUTBOX_SCHEMA
 from sidecar.store.plan_grants import PLAN_GRANT_SCHEMA
 from sidecar.store.plans import PLAN_SCHEMA
 from sidecar.store.queue import QUEUE_SCHEMA
 from sidecar.store.runs import RUN_SCHEMA
 from sidecar.store.threads import THREAD_INDEXES, THREAD_SCHEMA
+from sidecar.store.unattended import UNATTENDED_SCHEMA
 from sidecar.store.uncertain import UNCERTAIN_SCHEMA
+from sidecar.store.undo import UNDO_SCHEMA
 from sidecar.store.vectors import VECTOR_SCHEMA
 
 Step = Callable[[sqlite3.Connection], None]
@@ -159,6 +162,9 @@ ATRIUM = SchemaPart(
         "uncertain": UNCERTAIN_SCHEMA,
         "context": CONTEXT_SCHEMA,
         "budgets": BUDGET_SCHEMA,
+        "unattended": UNATTENDED_SCHEMA,
+        "loaded_tools": LOADED_TOOL_SCHEMA,
+        "undo": UNDO_SCHEMA,
     },
     # Step `v` brings the part from version v to v + 1. Tables new in a version need no step
     # (creating what is missing makes them); a step changes what already exists.
@@ -169,9 +175,11 @@ ATRIUM = SchemaPart(
 
 SCHEDULES = SchemaPart(
     name="schedule",
-    version=1,
+    version=2,
     key="schema_version.schedule",
     tables={"schedules": SCHEDULE_SCHEMA},
+    # 1 -> 2: each schedule's policy for a question nobody answers (`wait` for those before).
+    steps={1: add_unattended},
     probe="schedules",
 )
 

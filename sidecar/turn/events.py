@@ -148,6 +148,10 @@ class ContextReported:
     warnings: tuple[str, ...] = ()
     compaction: CompactionReport | None = None
     message_id: str | None = None
+    # The tools the turn's first request carries, and those left out for `atrium__tool_search`
+    # to find (`sidecar.context.tool_search`).
+    tools_sent: int = 0
+    tools_deferred: int = 0
 
 
 MemoryAction = Literal["saved", "updated", "forgotten", "pinned", "unpinned", "failed"]

@@ -151,6 +151,9 @@ class TurnState(_TurnKeys, total=False):
     untrusted: Annotated[str | None, last_value]
     # What the context node did for a direct command that asked it (`/compact`), in a line.
     notice: Annotated[str | None, last_value]
+    # The model's input window in tokens, as the context node took it for the turn's budget:
+    # the planner's tool choice takes a share of it (`sidecar.context.tool_search`).
+    window: Annotated[int, last_value]
 
 
 class SubagentInput(TypedDict):

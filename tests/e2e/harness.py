@@ -136,6 +136,21 @@ class Sidecar:
         async with asyncio.timeout(within), self._changed:
             await self._changed.wait_for(lambda: predicate(self.events))
 
+    async def wait_frame(
+        self, check: Callable[[dict[str, Any]], bool], within: float = 60
+    ) -> dict[str, Any]:
+        """The first frame read so far or later (a reply or a notification) that passes
+        `check`."""
+
+        def found() -> dict[str, Any] | None:
+            return next((frame for frame in self.raw if check(frame)), None)
+
+        async with asyncio.timeout(within), self._changed:
+            await self._changed.wait_for(lambda: found() is not None)
+        frame = found()
+        assert frame is not None
+        return frame
+
     def run_events(self, run_id: str) -> list[RunEventParams]:
         return [e for e in self.events if e.run_id == run_id]
 

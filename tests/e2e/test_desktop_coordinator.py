@@ -229,8 +229,8 @@ def test_an_author_drops_a_leaf_reorders_and_approves_a_plan_and_the_run_tree_sh
     # The plan's report came back by itself, as its announcement, once.
     [announced] = _announcements(app)
     [(announced_plan, report)] = [(p.header, p.report) for p in announced.plans]
-    assert announced_plan == f"Plan {plan_id} finished: completed"
-    assert report.startswith(f"Plan {plan_id}: completed.")
+    assert announced_plan == "Plan “diamond” finished: completed"  # by its goal, not its id
+    assert report.startswith(f"Plan {plan_id}: completed.\nGoal: diamond\n")
     assert all(f"[succeeded] {task}" in report for task in ("a", "b", "c"))
     assert "] d (" not in report
     assert _desktop_warnings(caplog) == []
@@ -296,7 +296,7 @@ def test_an_author_answers_two_subagents_approvals_from_the_inbox_in_reverse_ord
     _handed_off(app, plan_id)
     [announced] = _announcements(app)
     [(announced_plan, report)] = [(p.header, p.report) for p in announced.plans]
-    assert announced_plan == f"Plan {plan_id} finished: completed"
+    assert announced_plan == "Plan “two writers” finished: completed"
     assert "Files: a.md" in report and "Files: b.md" in report
     for task in ("a", "b"):
         writes = [line for line in _activity(panel, plan_id, task) if "write" in line[0]]

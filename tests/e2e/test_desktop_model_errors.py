@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.app import DesktopApp, build_desktop
 from sidecar.protocol import RunEventParams
+from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
 
@@ -95,5 +96,61 @@ def test_a_window_without_a_model_says_to_configure_one_first(qtbot: QtBot, tmp_
         assert window.empty_state.isVisible()
         text = window.empty_state.text()
         assert "No model is configured" in text and "No thread yet" in text
+    finally:
+        app.shutdown()
+
+
+def test_a_stream_cut_off_mid_answer_says_so_and_its_text_is_there_after_a_restart(
+    qtbot: QtBot, tmp_path: Path, model: ScriptedModelServer
+):
+    partial = "The first part of the chapter, written before the connection dropped. " * 8
+    model.push(Reply.text(answer_text(partial), chunk_size=32, chunk_delay=0.02).cut())
+    env = {"ATRIUM_MODEL": "openai/gpt-4o-mini", "ATRIUM_MODEL_API_BASE": model.url + "/v1"}
+    app = _start(qtbot, tmp_path, ATRIUM_MODEL_API_KEY="sk-scripted", **env)
+    try:
+        window = app.window
+        window.composer.editor.setPlainText("Write the chapter")
+        with qtbot.waitSignal(
+            app.client.run_event_received, timeout=60_000, check_params_cb=_failed
+        ) as failed:
+            qtbot.keyClick(window.composer.editor, Qt.Key.Key_Return)
+        event = (failed.args or [])[0].event
+        assert event.type == "run_failed" and event.error.code == "cut_off"
+        status = window.run_status.status_label.text()
+        assert status.startswith("Failed: ") and "capable" not in status
+        assert "The first part of the chapter" in window.transcript.plain_text()
+    finally:
+        app.shutdown()
+
+    app = _start(qtbot, tmp_path, ATRIUM_MODEL_API_KEY="sk-scripted", **env)
+    try:
+        window = app.window
+        qtbot.waitUntil(lambda: window.thread_list.model.rowCount() == 1, timeout=10_000)
+        window.thread_list.select_row(0)
+        qtbot.waitUntil(
+            lambda: "The first part of the chapter" in window.transcript.plain_text(),
+            timeout=10_000,
+        )
+    finally:
+        app.shutdown()
+
+
+def test_a_missing_key_says_to_add_one_not_to_check_the_model_name(
+    qtbot: QtBot, tmp_path: Path, model: ScriptedModelServer
+):
+    app = _start(qtbot, tmp_path, ATRIUM_MODEL="openai/gpt-4o-mini")
+    try:
+        window = app.window
+        window.composer.editor.setPlainText("Hello")
+        with qtbot.waitSignal(
+            app.client.run_event_received, timeout=60_000, check_params_cb=_failed
+        ) as failed:
+            qtbot.keyClick(window.composer.editor, Qt.Key.Key_Return)
+        event = (failed.args or [])[0].event
+        assert event.type == "run_failed" and event.error.code == "no_key"
+        assert window.run_status.status_label.text() == (
+            "Failed: No API key is set for the model: add one in Settings → Model"
+        )
+        assert model.generation_requests == []
     finally:
         app.shutdown()

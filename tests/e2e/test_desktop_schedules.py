@@ -1,5 +1,6 @@
 """The Schedules panel driving the real sidecar: an author's bad cron is refused by the field it
-is about, the corrected one is created from the dialog and `schedule/list` has it."""
+is about, the corrected one is created from the dialog and `schedule/list` has it; the choice
+for a question asked while the author is away is saved and shown again."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from PySide6.QtWidgets import QToolBar
 from pytestqt.qtbot import QtBot
 
 from desktop.app import DesktopApp, build_desktop
-from desktop.views.schedules_panel import SchedulesPanelDialog
-from sidecar.protocol import QueueEmpty, ScheduleListResult
+from desktop.views.schedules_panel import COLUMNS, SchedulesPanelDialog
+from sidecar.protocol import QueueEmpty, ScheduleListResult, UnattendedPolicy
 from tests.fakes.model_server import ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
 
@@ -85,3 +86,45 @@ def test_an_author_creates_a_schedule_from_the_dialog_after_a_refused_cron(
         ("Standup", "cron", "0 9 * * 1-5", "standup notes", None)
     ]
     assert len(listed.result.schedules[0].next_fires_local) == 3
+
+
+def test_the_away_policy_chosen_in_the_form_is_saved_and_shown_again(qtbot: QtBot, app: DesktopApp):
+    """ "If it needs an answer while you're away": Deny after 45 minutes, saved through the real
+    sidecar; the panel's row and the form opened again show it; changed to Skip, it is saved."""
+    panel = _open_panel(qtbot, app)
+    qtbot.mouseClick(panel.new_button, Qt.MouseButton.LeftButton)
+    dialog = panel.edit_dialog
+    assert dialog is not None and dialog.unattended_buttons["wait"].isChecked()
+    dialog.name_edit.setText("Night report")
+    dialog.cron_edit.setText("0 3 * * *")
+    dialog.prompt_edit.setPlainText("file the night report")
+    qtbot.mouseClick(dialog.unattended_buttons["deny_after"], Qt.MouseButton.LeftButton)
+    dialog.deny_minutes_spin.setValue(45)
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.tree.topLevelItemCount() == 1, timeout=30_000)
+    qtbot.waitUntil(lambda: dialog.editing, timeout=30_000)
+
+    def away() -> str:
+        row = panel.tree.topLevelItem(0)
+        return row.text(COLUMNS.index("If you're away")) if row is not None else ""
+
+    assert away() == "denies after 45 min"
+    dialog.close()
+    row = panel.tree.topLevelItem(0)
+    assert row is not None
+    row.setSelected(True)
+    qtbot.mouseClick(panel.edit_button, Qt.MouseButton.LeftButton)
+    again = panel.edit_dialog
+    assert again is not None and again is not dialog
+    assert again.unattended_buttons["deny_after"].isChecked()
+    assert again.deny_minutes_spin.value() == 45
+
+    qtbot.mouseClick(again.unattended_buttons["skip"], Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(again.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: away() == "skips the run", timeout=30_000)
+    listed = app.client.request("schedule/list", QueueEmpty())
+    qtbot.waitUntil(lambda: listed.done, timeout=30_000)
+    assert isinstance(listed.result, ScheduleListResult)
+    assert [s.unattended for s in listed.result.schedules] == [
+        UnattendedPolicy(action="skip", minutes=45)
+    ]

@@ -202,7 +202,7 @@ def test_an_author_keeps_talking_while_a_delegated_task_works_and_reads_its_resu
 
     # Back on the first thread: read; the report is a row of its own, then the agent's answer.
     window.thread_list.select_thread(first)
-    header = f"Plan {plan.id} finished: completed"
+    header = f"Plan “{plan.goal}” finished: completed"  # the author knows it by its goal
     qtbot.waitUntil(
         lambda: _said(app)[-2:] == [("result", header), ("assistant", TOLD)], timeout=COLD
     )

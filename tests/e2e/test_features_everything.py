@@ -22,6 +22,7 @@ from tests.e2e.harness import RpcFailure, Sidecar
 from tests.e2e.test_servers import is_state, statuses, wait_status
 from tests.peers import peer_unavailable
 from tests.setup.mcp_everything import Everything, EverythingUnavailable, install_everything
+from tests.sidecar.host.features.test_everything_requests import FORM_DEFAULTS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -104,7 +105,7 @@ async def test_a_form_asked_mid_call_is_answered_while_the_turn_runs(plugged: Si
     events = await plugged.run_to_end(run_id)
     assert events[-1].event.type == "run_finished"
     _, _, raw = tool_result(events).content.partition("Raw result:")
-    assert json.loads(raw) == value
+    assert json.loads(raw) == {"action": "accept", "content": {**FORM_DEFAULTS, **value["content"]}}
 
 
 async def test_a_long_operation_streams_progress_to_the_window(plugged: Sidecar) -> None:

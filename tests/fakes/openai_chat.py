@@ -217,6 +217,8 @@ class OpenAIChatDialect:
             for piece in split_chunks(call.arguments_json(), reply.chunk_size):
                 chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         exchange.pause_mid_stream(before_finish=True)
+        if reply.cut_off:
+            return  # the handler returns: the connection closes mid-answer
         chunk({}, _finish(reply))
         if include_usage:
             exchange.sse({**base, "choices": [], "usage": _usage(request, reply)})

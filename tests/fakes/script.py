@@ -49,6 +49,7 @@ class Reply:
     raw_body: bytes | None = None  # sent verbatim as the body (with error_status or 200)
     raw_content_type: str = "application/json"
     disconnect: bool = False  # close the socket without any response
+    cut_off: bool = False  # streaming: close after the last text, with no finish (Chat only)
     gate: threading.Event | None = None
     gate_mid_stream: bool = False  # streaming: pause after the stream preamble, not before
     gate_before_finish: bool = False  # streaming: pause after the last text, before it ends
@@ -94,6 +95,11 @@ class Reply:
     ) -> Reply:
         """Verbatim bytes (malformed payloads, truncated streams)."""
         return cls(raw_body=body, error_status=status, raw_content_type=content_type)
+
+    def cut(self) -> Reply:
+        """This reply's stream ends after its text and tool calls, without a finish reason or
+        `[DONE]`: a connection that dropped mid-answer (Chat Completions only)."""
+        return replace(self, cut_off=True)
 
     @classmethod
     def drop(cls) -> Reply:

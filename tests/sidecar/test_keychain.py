@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from unittest.mock import ANY
 
 import keyring
 import keyring.errors
 import pytest
 from keyring.backend import KeyringBackend
+from keyring.backends import fail, null
 
-from sidecar.keychain import Keychain, KeyringUnavailableError
+from sidecar.keychain import (
+    KEYRING_OFF,
+    KEYRING_REFUSED,
+    NO_KEYRING_LINUX,
+    Keychain,
+    KeyringUnavailableError,
+)
 from tests.sidecar.host.memory_keyring import MemoryKeyring, memory_keyring_installed
 
 
@@ -88,3 +97,39 @@ async def test_an_async_read_runs_off_the_event_loop_and_caches(backend: MemoryK
     assert await chain.aget("atrium", "model_api_key") == "sk-3"
     assert await chain.aget("atrium", "model_api_key") == "sk-3"
     assert chain.backend_reads == 1
+
+
+@pytest.mark.parametrize(
+    ("backend", "problem"),
+    [(fail.Keyring(), NO_KEYRING_LINUX), (null.Keyring(), KEYRING_OFF), (MemoryKeyring(), None)],
+    ids=["no-backend", "null", "working"],
+)
+def test_the_problem_says_in_the_authors_words_what_is_missing(
+    backend: KeyringBackend, problem: str | None
+) -> None:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(backend)
+    try:
+        chain = Keychain()
+        assert chain.problem() == (problem if sys.platform == "linux" or not problem else ANY)
+        if problem is not None:
+            with pytest.raises(KeyringUnavailableError) as refused:
+                chain.set("atrium", "model_api_key", "sk-x")
+            assert str(refused.value) == chain.problem()
+    finally:
+        keyring.set_keyring(previous)
+
+
+def test_a_refused_write_is_the_problem_until_a_write_succeeds() -> None:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(BrokenKeyring())
+    try:
+        chain = Keychain()
+        with pytest.raises(KeyringUnavailableError):
+            chain.set("atrium", "model_api_key", "sk-x")
+        assert chain.problem() == KEYRING_REFUSED
+        with memory_keyring_installed():
+            chain.set("atrium", "model_api_key", "sk-x")
+            assert chain.problem() is None
+    finally:
+        keyring.set_keyring(previous)

@@ -25,17 +25,20 @@ from typing import Any
 from mcp_servers.memory import Memory, Scope
 from sidecar.context.assemble import Assembly, assemble
 from sidecar.context.budget import ContextBudget, budget_for
-from sidecar.context.compaction import CompactionOutcome, run_compaction
+from sidecar.context.compaction import NOTHING_TO_COMPACT, CompactionOutcome, run_compaction
 from sidecar.context.identity import Identity, read_identity
 from sidecar.context.parts import MemoryDeps
 from sidecar.context.skills import offer_skills
 from sidecar.context.staging import scope_for
 from sidecar.context.taint import ANNOUNCED, SUBAGENT, is_announcement
 from sidecar.context.tokens import TokenCounter, load_counter
+from sidecar.context.tool_search import ToolChoice
 from sidecar.context.vectors import similar_memories
 from sidecar.graph.commands import is_compact
 from sidecar.graph.deps import GraphDeps
+from sidecar.graph.nodes.planner import request_tools
 from sidecar.graph.nodes.tool import agent_profile
+from sidecar.llm.framing import framing_for
 from sidecar.llm.types import Planner
 from sidecar.store import PlanRecord
 from sidecar.store.records import question_id
@@ -66,17 +69,18 @@ def make_context(deps: GraphDeps):
             "untrusted": None,
         }
         if state.get("direct") and is_compact(state.get("text") or ""):
-            _, usage, notice, _ = await _assembled(deps, state, compact=True)
+            _, usage, notice, _, _ = await _assembled(deps, state, compact=True)
             return {**reset, "context": [], "usage": {"__reset__": 1, **usage}, "notice": notice}
         if state.get("direct"):
             return {**reset, "context": [], "usage": {"__reset__": 1}}
-        turns, usage, _, carried = await _assembled(deps, state)
+        turns, usage, _, carried, window = await _assembled(deps, state)
         note = _open_plan_note(deps, state["thread_id"])
         return {
             **reset,
             "context": turns + ([note] if note else []),
             "usage": {"__reset__": 1, **usage},
             "untrusted": _untrusted_at_start(state, carried),
+            "window": window,
         }
 
     return context
@@ -93,10 +97,10 @@ def _untrusted_at_start(state: TurnState, carried: str | None) -> str | None:
 
 async def _assembled(
     deps: GraphDeps, state: TurnState, *, compact: bool = False
-) -> tuple[list[ChatEntry], dict[str, int], str, str | None]:
+) -> tuple[list[ChatEntry], dict[str, int], str, str | None, int]:
     """The context's turns, the compaction's model usage, what compaction did in a line
-    (`compact`: compact now, whatever the budget says), and why the context carries untrusted
-    content (None: it does not)."""
+    (`compact`: compact now, whatever the budget says), why the context carries untrusted
+    content (None: it does not), and the model's window in tokens."""
     mem = deps.memory
     thread_id = state["thread_id"]
     is_agent = bool(state.get("agent"))
@@ -122,6 +126,7 @@ async def _assembled(
             counter=counter,
             with_memory=not is_agent,
             similar=similar,
+            framing=framing_for(planner),
         )
 
     assembly = build()
@@ -163,9 +168,11 @@ async def _assembled(
         outcome=outcome,
         why_not=why_not,
         message_id=question if question and deps.store.has_message(question) else None,
+        tools=request_tools(deps, state, budget.window),
     )
     notice = _notice(outcome, why_not)
-    return assembly.turns, dict(outcome.usage) if outcome else {}, notice, assembly.untrusted
+    usage = dict(outcome.usage) if outcome else {}
+    return assembly.turns, usage, notice, assembly.untrusted, budget.window
 
 
 def _notice(outcome: CompactionOutcome | None, why_not: str | None) -> str:
@@ -178,6 +185,8 @@ def _notice(outcome: CompactionOutcome | None, why_not: str | None) -> str:
             f"Summarized {summary.messages} earlier messages (#{summary.from_seq} to "
             f"#{summary.to_seq}){memories}. They stay in the thread and in search."
         )
+    if outcome is not None and outcome.error == NOTHING_TO_COMPACT:
+        return f"{NOTHING_TO_COMPACT}: every message is still recent enough to be read whole."
     if outcome is not None:
         return f"Nothing was summarized: {outcome.error}."
     if why_not is not None:
@@ -231,7 +240,7 @@ async def _compact(
         if latest is not None:
             plan = CompactionPlan(latest.to_seq + 1, first - 1)
         if plan.to_seq < plan.from_seq:
-            return CompactionOutcome(error="nothing older than the recent messages")
+            return CompactionOutcome(error=NOTHING_TO_COMPACT)  # nothing older than the recent
     outcome = await run_compaction(
         planner,
         deps.store,
@@ -264,6 +273,7 @@ def _report(
     outcome: CompactionOutcome | None,
     why_not: str | None,
     message_id: str | None,
+    tools: ToolChoice,
 ) -> None:
     compaction: CompactionReport | None = None
     if outcome is not None and outcome.summary is not None:
@@ -276,8 +286,10 @@ def _report(
             memories_saved=len(outcome.saved),
             reason="the recent messages outgrew their share of the budget",
         )
+    elif outcome is not None and outcome.error == NOTHING_TO_COMPACT:
+        compaction = CompactionReport(False, NOTHING_TO_COMPACT)
     elif outcome is not None:
-        compaction = CompactionReport(False, f"compaction failed: {outcome.error}")
+        compaction = CompactionReport(False, f"summarizing failed: {outcome.error}")
     elif why_not is not None:
         compaction = CompactionReport(False, why_not)
     emit(
@@ -292,6 +304,8 @@ def _report(
             warnings=tuple(assembly.warnings),
             compaction=compaction,
             message_id=message_id,
+            tools_sent=len(tools.tools),
+            tools_deferred=len(tools.deferred),
         )
     )
 

@@ -92,16 +92,15 @@ def _record_usage(deps: GraphDeps, state: TurnState) -> None:
         completion_tokens=completion,
         cost=cost,
     )
-    turns = contexts.usage(state["thread_id"])
-    costs = [t.cost for t in turns if t.cost is not None]
+    totals = contexts.usage_totals(state["thread_id"])
     emit(
         TurnUsageReported(
             model=model,
             prompt_tokens=prompt,
             completion_tokens=completion,
             cost=cost,
-            thread_prompt_tokens=sum(t.prompt_tokens for t in turns),
-            thread_completion_tokens=sum(t.completion_tokens for t in turns),
-            thread_cost=sum(costs) if costs else None,
+            thread_prompt_tokens=totals.prompt_tokens,
+            thread_completion_tokens=totals.completion_tokens,
+            thread_cost=totals.cost,
         )
     )

@@ -6,11 +6,13 @@ without a model, so the app stays useful before it is configured.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from typing import Any, cast
 
-from sidecar.context.staging import model_spec
+from sidecar.context.budget import budget_for
 from sidecar.context.taint import steered_untrusted, turn_untrusted
+from sidecar.context.tool_search import ToolChoice, choose_tools
 from sidecar.graph.commands import (
     CallCommand,
     CommandError,
@@ -20,11 +22,13 @@ from sidecar.graph.commands import (
     RoutineCommand,
     SkillCommand,
     ToolsCommand,
+    is_call,
     parse_command,
 )
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.nodes.memory_calls import stage_memory_calls
 from sidecar.graph.nodes.tool import agent_profile
+from sidecar.graph.nodes.tool_offer import host_tools, load_named
 from sidecar.llm.types import ChatTurn, Planner, PlannerDecision, ToolCallRequest, ToolSpec
 from sidecar.plans.dag import PlanError
 from sidecar.plans.planner_tools import (
@@ -35,7 +39,6 @@ from sidecar.plans.planner_tools import (
     dispatch_specs,
     plan_arguments,
 )
-from sidecar.plans.profiles import AGENTS_SERVER
 from sidecar.plans.roster import roster
 from sidecar.plans.routines import RoutineError, instantiate
 from sidecar.plans.routines import load as load_routine
@@ -45,7 +48,7 @@ from sidecar.plans.task_messages import take_messages
 from sidecar.plans.team_tools import team_specs
 from sidecar.plans.thread_budget import check_turn
 from sidecar.turn.events import TokenStreamed, UsageCounted, emit
-from sidecar.turn.state import ChatEntry, TurnState
+from sidecar.turn.state import ChatEntry, Role, TurnState
 
 ASK_AUTHOR = "atrium__ask_author"
 ASK_AUTHOR_SPEC = ToolSpec(
@@ -66,6 +69,11 @@ ASK_AUTHOR_SPEC = ToolSpec(
 
 
 def to_chat_turn(entry: ChatEntry) -> ChatTurn:
+    """The entry as the planner's turn. A plain message (a role and its text, as every message
+    of the context is) is made once and reused turn after turn: a window of thousands of
+    messages is converted again only where it changed."""
+    if len(entry) == 2:
+        return _plain_turn(entry["role"], entry["content"])
     calls = tuple(
         ToolCallRequest(id=c["id"], name=c["name"], arguments=c["arguments"])
         for c in entry.get("tool_calls", ())
@@ -78,6 +86,11 @@ def to_chat_turn(entry: ChatEntry) -> ChatTurn:
         tool_call_id=entry.get("tool_call_id"),
         name=entry.get("name"),
     )
+
+
+@functools.lru_cache(maxsize=65_536)
+def _plain_turn(role: Role, content: str) -> ChatTurn:
+    return ChatTurn(role=role, content=content)
 
 
 def _answer(text: str) -> dict[str, Any]:
@@ -115,7 +128,9 @@ def make_planner(deps: GraphDeps):
 
         # A subagent's tokens reach nobody (its answer is its result): no streaming for it.
         sink = None if state.get("agent") else on_token
-        decision = await planner_impl.decide(history, _tools_for(deps, state), sink)
+        tools = request_tools(deps, state, state.get("window")).tools
+        decision = await planner_impl.decide(history, tools, sink)
+        load_named(deps, state["thread_id"], decision.tool_calls)
         if decision.usage:
             emit(UsageCounted(decision.usage))
         untrusted = turn_untrusted(state) or steered_untrusted(steered)
@@ -152,13 +167,7 @@ def _tools_for(deps: GraphDeps, state: TurnState) -> list[ToolSpec]:
     """The author's agent sees every tool but the agents server's; a subagent only its
     profile's, and may hand work on only if its profile may spawn and the depth allows."""
     profile = agent_profile(deps, state)
-    tools = [
-        model_spec(ToolSpec(t.name, t.description, t.input_schema))
-        for t in deps.host.tools()
-        # Strong agents are reached through delegation (with profiles, caps and the run tree),
-        # not by the model calling the agents server's tools itself; `/call` still can.
-        if t.server != AGENTS_SERVER and (profile is None or profile.allows_tool(t.name))
-    ]
+    tools = host_tools(deps, profile)
     tools.append(ASK_AUTHOR_SPEC)
     if profile is None:
         tools.extend(team_specs())
@@ -170,6 +179,14 @@ def _tools_for(deps: GraphDeps, state: TurnState) -> list[ToolSpec]:
         if usable:
             tools.extend(dispatch_specs(usable))
     return tools
+
+
+def request_tools(deps: GraphDeps, state: TurnState, window: int | None) -> ToolChoice:
+    """The tools of the turn's next request for a model of `window` tokens (None: unknown):
+    every one, or past the tool share of the window the core, the thread's loaded tools and
+    `atrium__tool_search` (`sidecar.context.tool_search`)."""
+    loaded = deps.store.loaded_tools.loaded_tools(state["thread_id"])
+    return choose_tools(_tools_for(deps, state), loaded, window=budget_for(window).window)
 
 
 def _route(decision: PlannerDecision) -> dict[str, Any]:
@@ -201,6 +218,8 @@ def _direct(state: TurnState, deps: GraphDeps) -> dict[str, Any]:
     """A direct command: the first pass parses it, the pass after its tool call reports."""
     results = [e for e in state.get("scratch", []) if e["role"] == "tool"]
     if results:
+        if is_call(state["text"]) and _failed(deps, results[-1]):
+            return {"answer": "", "route": "persist"}  # the failed call is the report
         return _answer(results[-1]["content"])
     try:
         command = parse_command(state["text"])
@@ -224,6 +243,12 @@ def _direct(state: TurnState, deps: GraphDeps) -> dict[str, Any]:
     }
     assistant = {"role": "assistant", "content": "", "tool_calls": [call]}
     return {"scratch": [assistant], "pending": [call], "route": "tool"}
+
+
+def _failed(deps: GraphDeps, result: ChatEntry) -> bool:
+    """Whether the tool result in the scratch was stored as a failure (`is_error`)."""
+    record = deps.store.message(f"{result.get('tool_call_id')}:result")
+    return record is not None and record.is_error
 
 
 def _format_tools(deps: GraphDeps) -> str:

@@ -8,7 +8,8 @@ the author's decision (mark as done / run again / skip, see `sidecar.store.uncer
 
 A memory change the planner left here (made after untrusted content, see
 `sidecar.graph.nodes.memory_consent`) is asked about instead of run. A result that is untrusted
-content (`sidecar.context.taint`) marks the turn.
+content (`sidecar.context.taint`) marks the turn. `atrium__tool_search` is answered here too:
+what it finds is loaded for the thread's next requests (`sidecar.graph.nodes.tool_offer`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from langgraph.types import interrupt
 from sidecar.binding.calls import in_flight
 from sidecar.context.staging import is_memory_change
 from sidecar.context.taint import untrusted_result
+from sidecar.context.tool_search import TOOL_SEARCH
 from sidecar.graph.deps import GraphDeps
 from sidecar.graph.nodes.memory_consent import ask_memory_change
+from sidecar.graph.nodes.tool_offer import answer_search
 from sidecar.host import drift, permissions
 from sidecar.host.host import ServerUnavailableError, ToolHost
 from sidecar.host.types import HostTool, ToolOutcome, UnknownToolError, split_name
@@ -31,6 +34,7 @@ from sidecar.plans.team_tools import TEAM_TOOLS, team_call
 from sidecar.store import Store
 from sidecar.store.records import JournalRecord, StoredToolCall
 from sidecar.store.uncertain import AGAIN, CallUncertainError, journal_key
+from sidecar.store.undo_watch import watch_tool_call
 from sidecar.turn.events import MessageWritten, ToolCalled, ToolFinished, ToolProgressed, emit
 from sidecar.turn.questions import ApprovalQuestion
 from sidecar.turn.state import StagedWrite, ToolCallEntry, TurnState
@@ -56,7 +60,9 @@ def make_tool(deps: GraphDeps):
         call = pending[0]
         profile = agent_profile(deps, state)
         staged: list[StagedWrite] = []
-        if profile is not None and not profile.allows_tool(call["name"]):
+        if call["name"] == TOOL_SEARCH:  # Atrium's own: searches only what the agent may call
+            outcome = await _tool_search(deps, state["thread_id"], profile, call)
+        elif profile is not None and not profile.allows_tool(call["name"]):
             text = f"{call['name']} is not among this subagent's tools."
             record_call(deps.store, state["thread_id"], call)
             outcome = ToolOutcome(is_error=True, text=text)
@@ -96,6 +102,22 @@ def _memory_change(
     return outcome, staged
 
 
+async def _tool_search(
+    deps: GraphDeps, thread_id: str, profile: Profile | None, call: ToolCallEntry
+) -> ToolOutcome:
+    """`atrium__tool_search`: what it finds is loaded for the thread's next requests; answered
+    once per call (a re-run after a crash finds the recorded result)."""
+    record_call(deps.store, thread_id, call)
+    emit(ToolCalled(call["id"], "atrium", TOOL_SEARCH[len("atrium__") :], call["arguments"]))
+    recorded = deps.store.message(f"{call['id']}:result")
+    if recorded is not None:
+        outcome = ToolOutcome(is_error=recorded.is_error, text=recorded.content)
+    else:
+        outcome = await answer_search(deps, thread_id, profile, call)
+    record_result(deps.store, thread_id, call["id"], outcome)
+    return outcome
+
+
 async def _team_call(deps: GraphDeps, thread_id: str, call: ToolCallEntry) -> ToolOutcome:
     """The main agent's team tools: answered from the plans, once per call (a re-run after a
     crash finds the recorded result)."""
@@ -105,7 +127,10 @@ async def _team_call(deps: GraphDeps, thread_id: str, call: ToolCallEntry) -> To
     if recorded is not None:
         outcome = ToolOutcome(is_error=recorded.is_error, text=recorded.content)
     else:
-        outcome = await team_call(deps, thread_id, call)
+        try:
+            outcome = await team_call(deps, thread_id, call)
+        except (UnknownToolError, ServerUnavailableError) as exc:  # the agents server is down
+            outcome = ToolOutcome(is_error=True, text=str(exc))
     record_result(deps.store, thread_id, call["id"], outcome)
     return outcome
 
@@ -239,6 +264,12 @@ async def _execute(
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         node_context.run(emit, ToolProgressed(call["id"], progress, total, message))
 
+    # Undo: the workspace files this write names, before and after (sidecar.store.undo_watch).
+    watch = None
+    if not tool.read_only:
+        watch = await watch_tool_call(
+            deps.store.db, thread_id, deps.workspace(), tool.server, call["arguments"]
+        )
     try:
         # Registered while in flight, so the server's elicitation/sampling reaches this run.
         with in_flight(tool.server, call["id"]):
@@ -247,6 +278,8 @@ async def _execute(
         outcome = ToolOutcome(is_error=True, text=str(exc))
     if not tool.read_only:
         deps.store.journal_result(key, outcome.to_json())
+    if watch is not None:
+        await watch.done()
     return outcome
 
 
@@ -280,7 +313,10 @@ async def _preview(host: ToolHost, tool: HostTool, arguments: dict[str, Any]) ->
         return None
     if not preview.read_only:
         return None
-    outcome = await host.call(preview.name, arguments)
+    try:
+        outcome = await host.call(preview.name, arguments)
+    except (UnknownToolError, ServerUnavailableError):
+        return None  # no preview: the approval is asked without one
     if outcome.is_error:
         return None
     if outcome.structured and isinstance(outcome.structured.get("diff"), str):

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from sidecar.binding.calls import InFlightCalls, LiveInterruptDropped
 from sidecar.host.features import catalog
-from sidecar.host.features.elicit import check_content, elicit_result, form_payload
+from sidecar.host.features.elicit import check_content, elicit_result, form_payload, with_defaults
 from sidecar.host.features.logs import LogLevel, ServerLogs, as_level, render
 from sidecar.host.features.sampling import (
     USER_REJECTED,
@@ -170,13 +170,16 @@ class HostFeatures:
         def check(value: dict[str, Any]) -> str | None:
             if value.get("action") != "accept":
                 return None
-            return check_content(schema, value.get("content"))
+            return check_content(schema, with_defaults(schema, value).get("content"))
 
         try:
             answer = await call.ask(payload, check)
         except LiveInterruptDropped:
             return elicit_result({"action": "cancel"})
-        return elicit_result(answer, url_mode=payload.get("url") is not None)
+        url_mode = payload.get("url") is not None
+        return elicit_result(
+            answer if url_mode else with_defaults(schema, answer), url_mode=url_mode
+        )
 
     async def _sample(self, server: str, params: Any) -> Any:
         sampler = self.sampler

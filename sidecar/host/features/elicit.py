@@ -40,6 +40,21 @@ def form_payload(server: str, params: Any) -> FormQuestion:
     }
 
 
+def with_defaults(schema: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """An accepted answer with the schema's default filled in for every field it leaves out
+    (SEP-1034: the client applies the defaults the server gave); other answers as they are."""
+    if answer.get("action") != "accept":
+        return answer
+    properties = cast(dict[str, Any], schema.get("properties") or {})
+    content = cast(dict[str, Any], answer.get("content") or {})
+    defaults = {
+        name: cast(dict[str, Any], spec)["default"]
+        for name, spec in properties.items()
+        if isinstance(spec, dict) and "default" in spec and content.get(name) is None
+    }
+    return {**answer, "content": {**content, **defaults}} if defaults else answer
+
+
 def check_content(schema: dict[str, Any], content: dict[str, Any] | None) -> str | None:
     """What is wrong with `content` for `schema`, or None if it fits."""
     content = content or {}

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from desktop.ipc.api import SidecarApi
 from desktop.ipc.pending import PendingRequest
@@ -58,3 +59,34 @@ def test_an_api_method_sends_its_wire_method_typed_as_the_table_says(wire: str):
         pending = call()
     [(sent, params, sent_pending)] = sender.sent
     assert (sent, type(params), sent_pending) == (wire, spec.params, pending)
+
+
+def _models_in(annotation: object) -> list[type[BaseModel]]:
+    found = (
+        [annotation] if isinstance(annotation, type) and issubclass(annotation, BaseModel) else []
+    )
+    for arg in typing.get_args(annotation):
+        found += _models_in(arg)
+    return found
+
+
+def _required_nullable(model: type[BaseModel], seen: set[type[BaseModel]]) -> list[str]:
+    if model in seen:
+        return []
+    seen.add(model)
+    found = []
+    for name, field in model.model_fields.items():
+        if field.is_required() and type(None) in typing.get_args(field.annotation):
+            found.append(f"{model.__name__}.{name}")
+        for inner in _models_in(field.annotation):
+            found += _required_nullable(inner, seen)
+    return found
+
+
+def test_every_none_the_client_leaves_out_is_the_fields_default():
+    """The client sends params without their None fields (`exclude_none`): a field that may be
+    None must then default to None, or the sidecar answers "invalid params" (as `grant/revoke`
+    of an "always allow" grant once did)."""
+    seen: set[type[BaseModel]] = set()
+    found = [name for spec in METHODS.values() for name in _required_nullable(spec.params, seen)]
+    assert found == []

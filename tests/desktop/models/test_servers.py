@@ -12,11 +12,14 @@ from desktop.models.servers import (
     format_import_result,
     format_key_values,
     format_preview,
+    grant_notice,
     light_for,
     parse_key_values,
     parse_lines,
 )
 from sidecar.protocol import (
+    ApprovalInterrupt,
+    ApprovalValue,
     ConfigIssueInfo,
     Done,
     ErrorObject,
@@ -170,3 +173,17 @@ def test_an_empty_secret_value_removes_the_secret(fake_sender: FakeSender):
     controller.set_secret("GH_TOKEN", "")
     params, _ = fake_sender.last("server/set_secret")
     assert params == SecretSetParams(name="GH_TOKEN", value=None)
+
+
+def test_only_answers_that_leave_a_grant_standing_are_noted_and_always_says_every_thread():
+    approval = ApprovalInterrupt(
+        id="i1", title="Write", body="", server="workspace", tool="write",
+        arguments={}, call_id="c1",
+    )  # fmt: skip
+    notes = {
+        decision: grant_notice(approval, ApprovalValue(decision=decision))
+        for decision in ("allow_once", "allow_thread", "allow_always", "deny")
+    }
+    assert notes["allow_once"] is None and notes["deny"] is None
+    assert notes["allow_always"] is not None and "every thread" in notes["allow_always"]
+    assert notes["allow_thread"] is not None and "this thread" in notes["allow_thread"]

@@ -163,7 +163,10 @@ def test_loading_a_thread_takes_its_status_error_and_interrupts():
 
 def test_the_status_line_describes_each_state():
     assert describe_run(RunState()) == "Ready"
-    assert describe_run(RunState("running", node="tool")) == "Running: tool…"
+    assert describe_run(RunState("running", node="tool")) == "Using a tool…"
+    assert describe_run(RunState("running", node="planner")) == "Thinking…"
+    assert describe_run(RunState("running", node="some_new_step")) == "Working…"
+    assert describe_run(RunState("running")) == "Working…"
     assert describe_run(RunState("interrupted"), 1) == "Waiting for your decision"
     assert describe_run(RunState("interrupted"), 3) == "Waiting for 3 decisions"
     assert describe_run(RunState("failed", error="x")) == "Failed: x"

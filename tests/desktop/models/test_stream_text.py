@@ -74,3 +74,32 @@ def test_a_long_stream_is_split_in_linear_time() -> None:
         blocks += splitter.feed(f"w{n}" + ("\n\n" if n % 50 == 49 else " "))
     assert len(blocks) == 4000
     assert blocks[0].startswith("w0 w1 ") and blocks[-1].endswith("w199999")
+
+
+LOOSE = "Steps:\n\n1. open it\n\n2. read it\n   closely\n\n\n3. keep it\n\n## Next\n\nDone"
+
+
+@pytest.mark.parametrize("step", [1, 2, 5, 1000])
+def test_a_loose_list_is_one_block_however_it_is_chunked(step: int) -> None:
+    blocks, tail = _feed_all(LOOSE, step)
+    assert blocks == [
+        "Steps:",
+        "1. open it\n\n2. read it\n   closely\n\n3. keep it",  # one list, as the whole parses
+        "## Next",
+    ]
+    assert tail == "Done"
+
+
+def test_a_list_ends_as_soon_as_the_next_line_shows_it_is_not_an_item() -> None:
+    splitter = BlockSplitter()
+    assert splitter.feed("- a\n- b\n\n") == []
+    assert splitter.tail == "- a\n- b\n"
+    assert splitter.feed("1") == []  # "1." would go on with the list: not known yet
+    assert splitter.feed("999 was a year") == ["- a\n- b"]
+    assert splitter.tail == "1999 was a year"
+
+
+def test_a_fence_inside_a_list_item_keeps_the_list_open() -> None:
+    splitter = BlockSplitter()
+    assert splitter.feed("- a\n\n  ```\n  x\n\n  ```\n\nafter\n") == ["- a\n\n  ```\n  x\n\n  ```"]
+    assert splitter.finish() == "after\n"

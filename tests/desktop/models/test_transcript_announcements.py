@@ -75,3 +75,14 @@ def test_a_reopened_thread_shows_its_announcements_as_their_rows_and_pages_by_th
     older = Transcript()
     older.load("t1", messages[1:])
     assert older.oldest_message_id() == "m2"  # the cursor for the page before it
+
+
+def test_a_plan_is_named_by_its_goal_when_its_report_gives_one():
+    report = "Plan plan-call_4f2a: completed.\nGoal: Draft chapter two\n- [succeeded] a (Draft)"
+    text = announcement_text("plan-call_4f2a", "completed", report)
+    [plan] = parse_announcement(text)
+
+    assert plan.goal == "Draft chapter two"
+    assert plan.header == "Plan “Draft chapter two” finished: completed"
+    both = AnnouncementEntry("user", text, plans=(plan, AnnouncedPlan("p2", "failed", "")))
+    assert both.header == "2 plans finished: “Draft chapter two” completed, p2 failed"

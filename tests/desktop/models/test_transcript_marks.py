@@ -284,7 +284,7 @@ def test_each_turn_shows_what_the_agent_saw_as_a_chip_under_the_authors_message(
     chip = transcript.entries[3]
     assert isinstance(chip, ContextChipEntry) and chip.anchor == "turn1:user"
     assert context_chip_text(chip, expanded=False) == (
-        "Context: 1,234 of 120,000 tokens, 2 parts, 13 left out — show"
+        "Context: 2 parts, 13 left out — show"  # token counts only in the details
     )
     assert context_chip_text(chip, expanded=True).splitlines()[2:] == [
         "1234 of 120000 tokens (window 128000, o200k_base)",
@@ -361,3 +361,21 @@ def test_a_context_chip_stays_right_under_its_question_when_tool_calls_follow():
     transcript.clear("t1")
     transcript.load("t1", history)
     assert kinds(transcript) == ["q0", "context:7", "call:c1", "chip:m1", "a0"]
+
+
+def test_a_context_chip_says_how_many_tools_the_turn_left_for_the_tool_search():
+    report = context(1_234, "turn1:user").model_copy(
+        update={"tools_sent": 19, "tools_deferred": 316}
+    )
+    chip = ContextChipEntry(report, "turn1:user")
+    assert context_chip_text(chip, expanded=False) == (
+        "Context: 2 parts, 1 left out, 316 tools deferred — show"
+    )
+    assert context_chip_text(chip, expanded=True).splitlines()[3] == (
+        "Tools: 19 sent, 316 deferred (found with tool search)"
+    )
+    one = ContextChipEntry(report.model_copy(update={"tools_deferred": 1}), "turn1:user")
+    assert context_chip_text(one, expanded=False).endswith(", 1 tool deferred — show")
+    every = ContextChipEntry(report.model_copy(update={"tools_deferred": 0}), "turn1:user")
+    assert "deferred" not in context_chip_text(every, expanded=True)
+    assert context_chip_text(every, expanded=True).splitlines()[3] == "Tools: 19 sent"

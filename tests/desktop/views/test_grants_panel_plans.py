@@ -55,7 +55,7 @@ def test_a_plans_task_grants_show_their_plan_task_and_accepted_paths(
         "plan “write the guide”, task guide, until the plan ends; accepts changes in docs"
     )
     assert _scope(panel, 1) == "plan “write the guide”, task tests, until the plan ends"
-    assert _scope(panel, 2) == "every thread"
+    assert _scope(panel, 2) == "every thread, until revoked"
 
 
 def test_revoking_a_plan_grant_names_its_plan_and_task_and_keeps_the_others(

@@ -3,6 +3,7 @@ the kind and thread, and a refusal is shown by its field with everything typed k
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QDate, QDateTime, Qt, QTime, QTimeZone
 from pytestqt.qtbot import QtBot
 
@@ -13,6 +14,7 @@ from sidecar.protocol import (
     QueueErrorCode,
     ScheduleCreateParams,
     ScheduleUpdateParams,
+    UnattendedPolicy,
 )
 from tests.desktop.controllers.test_schedules import refusal, schedule_info
 from tests.desktop.support import thread_info
@@ -112,6 +114,7 @@ def test_editing_keeps_kind_and_thread_and_sends_an_update(qtbot: QtBot):
             timezone="Europe/Berlin",
             prompt="weekly review",
             missed="run_once",
+            unattended=UnattendedPolicy(),
         )
     ]
 
@@ -136,6 +139,7 @@ def test_a_refusal_is_shown_by_its_field_and_keeps_what_was_typed(qtbot: QtBot):
         "unknown_timezone": "timezone",
         "prompt_too_long": "prompt",
         "no_such_thread": "thread",
+        "bad_unattended": "unattended",
     }
     for reason, field in fields.items():
         dialog.show_error(refusal(reason))
@@ -168,3 +172,39 @@ def test_once_saved_the_dialog_shows_the_next_runs_and_edits_what_it_saved(qtbot
     dialog.prompt_edit.setPlainText("standup notes, short")
     sent = _save(qtbot, dialog)
     assert [type(p) for p in sent] == [ScheduleUpdateParams]
+
+
+def test_a_new_schedule_waits_for_the_author_unless_told_otherwise(qtbot: QtBot):
+    dialog = _dialog(qtbot, "UTC")
+    assert dialog.unattended_buttons["wait"].isChecked()
+    assert not dialog.deny_minutes_spin.isEnabled()
+    dialog.cron_edit.setText("0 3 * * *")
+    dialog.prompt_edit.setPlainText("night report")
+    [sent] = _save(qtbot, dialog)
+    assert isinstance(sent, ScheduleCreateParams)
+    assert sent.unattended == UnattendedPolicy(action="wait", minutes=30)
+
+
+@pytest.mark.parametrize(("action", "minutes"), [("deny_after", 45), ("skip", 30), ("wait", 30)])
+def test_the_away_choice_and_its_minutes_are_sent(qtbot: QtBot, action: str, minutes: int):
+    dialog = _dialog(qtbot, "UTC")
+    dialog.cron_edit.setText("0 3 * * *")
+    dialog.prompt_edit.setPlainText("night report")
+    qtbot.mouseClick(dialog.unattended_buttons[action], Qt.MouseButton.LeftButton)  # type: ignore[index]
+    assert dialog.deny_minutes_spin.isEnabled() == (action == "deny_after")
+    if action == "deny_after":
+        dialog.deny_minutes_spin.setValue(minutes)
+    [sent] = _save(qtbot, dialog)
+    assert isinstance(sent, ScheduleCreateParams)
+    assert (sent.unattended.action, sent.unattended.minutes) == (action, minutes)
+
+
+def test_editing_shows_the_saved_choice_and_sends_the_changed_one(qtbot: QtBot):
+    policy = UnattendedPolicy(action="deny_after", minutes=90)
+    dialog = _dialog(qtbot, "UTC", (), schedule_info("a", unattended=policy))
+    assert dialog.unattended_buttons["deny_after"].isChecked()
+    assert (dialog.deny_minutes_spin.value(), dialog.deny_minutes_spin.isEnabled()) == (90, True)
+    qtbot.mouseClick(dialog.unattended_buttons["skip"], Qt.MouseButton.LeftButton)
+    [sent] = _save(qtbot, dialog)
+    assert isinstance(sent, ScheduleUpdateParams)
+    assert sent.unattended == UnattendedPolicy(action="skip", minutes=90)

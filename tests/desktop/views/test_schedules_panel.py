@@ -11,6 +11,7 @@ from desktop.controllers.schedules import SchedulesController
 from desktop.views.main_window import MainWindow
 from desktop.views.schedule_edit_dialog import ScheduleEditDialog
 from desktop.views.schedules_panel import (
+    COLUMNS,
     SchedulesPanelDialog,
     local_time,
 )
@@ -27,6 +28,7 @@ from sidecar.protocol import (
     ScheduleRef,
     ScheduleRunResult,
     ScheduleUpdateParams,
+    UnattendedPolicy,
 )
 from tests.desktop.support import FakeSender
 from tests.desktop.views.test_main_window import build_window, window
@@ -286,3 +288,24 @@ def test_a_refusal_after_the_dialog_was_closed_is_shown_in_the_panel(
         ErrorObject(code=QueueErrorCode.SCHEDULE_INVALID, message="bad cron", data=None)
     )
     assert not panel.error_label.isHidden()
+
+
+def test_each_row_says_what_its_run_does_with_a_question_while_the_author_is_away(
+    qtbot: QtBot, fake_sender: FakeSender
+):
+    controller = SchedulesController(fake_sender.api)
+    panel = SchedulesPanelDialog(controller)
+    qtbot.addWidget(panel)
+    controller.reload()
+    _listed(
+        fake_sender,
+        _schedule("a"),
+        _schedule("b", unattended=UnattendedPolicy(action="deny_after", minutes=45)),
+        _schedule("c", unattended=UnattendedPolicy(action="skip")),
+    )
+    column = COLUMNS.index("If you're away")
+    texts = [
+        panel.tree.topLevelItem(i).text(column)  # type: ignore[union-attr]
+        for i in range(panel.tree.topLevelItemCount())
+    ]
+    assert texts == ["waits for you", "denies after 45 min", "skips the run"]

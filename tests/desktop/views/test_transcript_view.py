@@ -299,7 +299,7 @@ def test_the_find_bar_steps_through_hits_both_ways_and_reports_none(
     )
     assert view.selected_message_id() == "m999"
     qtbot.keyClick(bar.query_edit, Qt.Key.Key_Return)
-    assert view.selected_message_id() == "m950" and bar.status_label.text() == "2 of 3"
+    assert view.selected_message_id() == "m950" and bar.status_label.text() == "2 of 3+"
     qtbot.keyClick(bar.query_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     qtbot.keyClick(bar.query_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     assert view.selected_message_id() == "m900"  # wrapped around
@@ -310,3 +310,28 @@ def test_the_find_bar_steps_through_hits_both_ways_and_reports_none(
         ThreadSearchResult(thread_id="t1", hits=(), has_more=False)
     )
     assert bar.status_label.text() == "No matches"
+
+
+def test_find_marks_every_match_on_screen_the_current_one_apart_until_the_bar_closes(
+    qtbot: QtBot, session: tuple[SessionController, TranscriptView], fake_sender: FakeSender
+) -> None:
+    _controller, view = session
+    view.open_find_bar()
+    qtbot.keyClicks(view.find_bar.query_edit, "messa")
+    qtbot.keyClick(view.find_bar.query_edit, Qt.Key.Key_Return)
+    hits = tuple(
+        SearchHit(message_id=f"m{n}", seq=n + 1, role="user", snippet="…", created_at=1.0)
+        for n in (999, 998)
+    )
+    fake_sender.last("thread/search")[1].resolve(
+        ThreadSearchResult(thread_id="t1", hits=hits, has_more=False)
+    )
+    last, before = INITIAL_PAGE - 1, INITIAL_PAGE - 2
+    assert view.find_bar.status_label.text() == "1 of 2"
+    assert (view.marked_matches(last), view.marked_matches(before)) == (
+        [("messa", True)],  # what was typed, at the start of a word
+        [("messa", False)],
+    )
+    qtbot.waitUntil(lambda: view.current_match_rect() is not None, timeout=TIMEOUT_MS)
+    qtbot.keyClick(view.find_bar.query_edit, Qt.Key.Key_Escape)
+    assert (view.marked_matches(last), view.current_match_rect()) == ([], None)

@@ -216,9 +216,7 @@ def test_a_click_on_a_turns_context_chip_shows_what_the_agent_saw(
     transcript.apply(report)
     row = transcript.row_of_entry(transcript.marks.of("t1").chips_after("m2")[0])
     assert row == 4  # live: under the author's newest message, where the turn runs
-    assert view.shown_text(row) == (
-        "◇ Context: 2,400 of 6,000 tokens, 1 part, 1 left out, 1 warning — show"
-    )
+    assert view.shown_text(row) == ("◇ Context: 1 part, 1 left out, 1 warning — show")
     assert "What the agent saw" in view.model.data(
         view.model.index(row), Qt.ItemDataRole.ToolTipRole
     )

@@ -54,7 +54,7 @@ def test_run_status_offers_cancel_while_running_and_retry_after_failure(qtbot: Q
     qtbot.addWidget(status)
     status.show()
     status.show_state(RunState("running", node="planner"), 0)
-    assert status.status_label.text() == "Running: planner…"
+    assert status.status_label.text() == "Thinking…"
     assert status.cancel_button.isVisible() and not status.retry_button.isVisible()
     status.show_state(RunState("failed", error="down"), 0)
     assert status.retry_button.isVisible() and not status.cancel_button.isVisible()

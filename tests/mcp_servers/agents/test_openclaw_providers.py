@@ -23,7 +23,8 @@ async def test_a_missing_openclaw_says_how_to_install_it(tmp_path: Path) -> None
 
     assert info.installed is False
     assert info.error == "openclaw not found on PATH"
-    assert info.hint is not None and "make peers" in info.hint and "24.16" in info.hint
+    assert info.hint is not None and "npm install -g openclaw@" in info.hint
+    assert "24.16" in info.hint and "make peers" not in info.hint
 
 
 async def test_an_openclaw_on_too_old_a_node_reports_its_own_complaint(tmp_path: Path) -> None:
@@ -35,7 +36,7 @@ async def test_an_openclaw_on_too_old_a_node_reports_its_own_complaint(tmp_path:
 
     assert (info.installed, info.version) == (True, None)
     assert info.error == f"`{found} --version` exited with 1: {complaint}"
-    assert info.hint is not None and "make peers" in info.hint
+    assert info.hint is not None and "Node.js 24.16" in info.hint
 
 
 async def test_a_working_openclaw_reports_its_version(tmp_path: Path) -> None:

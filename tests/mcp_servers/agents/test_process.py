@@ -44,6 +44,19 @@ async def test_missing_executable_is_cli_not_found(tmp_path: Path) -> None:
         )
 
     assert caught.value.error.code is ErrorCode.CLI_NOT_FOUND
+    assert "Errno" not in caught.value.error.message
+
+
+@pytest.mark.anyio
+async def test_a_missing_cli_names_itself_and_how_to_install_it(tmp_path: Path) -> None:
+    with pytest.raises(SpawnError) as caught:
+        await AgentProcess.spawn(["claude"], cwd=tmp_path, env={"PATH": ""}, stdin_pipe=False)
+
+    error = caught.value.error
+    assert error.code is ErrorCode.CLI_NOT_FOUND
+    assert error.message.startswith("Claude Code is not installed here")
+    assert "npm install -g @anthropic-ai/claude-code" in error.message
+    assert "Errno" not in error.message and "Errno 2" in str(error.detail["os_error"])
 
 
 @pytest.mark.anyio

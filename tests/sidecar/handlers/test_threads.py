@@ -19,6 +19,8 @@ from sidecar.protocol import (
     ThreadInfo,
     ThreadListResult,
     ThreadRenameParams,
+    ThreadSearchParams,
+    ThreadSearchResult,
 )
 from sidecar.store.context import ContextRepo
 from tests.sidecar.handlers.conftest import call
@@ -146,3 +148,32 @@ async def test_each_summary_names_its_range_and_the_first_row_after_it(
         (f"{second.turn}:user", "call-2", f"{second.turn}:answer"),  # past the tool result
         (f"{first.turn}:user", f"{third.turn}:user", None),  # nothing after it yet
     ]
+
+
+async def test_search_counts_the_matches_in_each_message_not_only_the_messages(
+    svc: Services,
+) -> None:
+    thread = svc.store.create_thread("Rivers")
+    svc.store.add_message(thread.id, "user", "Tell me about the river.", message_id="q")
+    many = " ".join(["The river bends.", "**River** banks,", "rivers run."] * 40)
+    svc.store.add_message(thread.id, "assistant", many, message_id="a")
+    svc.store.add_message(
+        thread.id, "assistant", "A river and a lake; the lake river", message_id="b"
+    )
+
+    found = await call(
+        svc,
+        "thread/search",
+        ThreadSearchParams(thread_id=thread.id, query="river"),
+        ThreadSearchResult,
+    )
+    phrase = await call(
+        svc,
+        "thread/search",
+        ThreadSearchParams(thread_id=thread.id, query="lake river"),
+        ThreadSearchResult,
+    )
+
+    assert [(h.message_id, h.matches) for h in found.hits] == [("b", 2), ("a", 120), ("q", 1)]
+    # Both words are in "b" twice, but as the words of the query in order only once.
+    assert [(h.message_id, h.matches) for h in phrase.hits] == [("b", 1)]

@@ -109,3 +109,4 @@ def test_how_to_configure_names_settings_variables_and_examples() -> None:
         "ollama_chat/llama3.1",
     ):
         assert needle in text
+    assert "LiteLLM" not in text  # the author names a model, not a library's string

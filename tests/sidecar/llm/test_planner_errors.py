@@ -10,6 +10,7 @@ import anyio.to_thread
 import pytest
 
 from sidecar.llm import DspyPlanner
+from sidecar.llm.planner import aclose_model_clients
 from sidecar.llm.types import ChatTurn, LMConfig, PlannerError
 from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.sidecar.llm.conftest import (
@@ -199,5 +200,76 @@ async def test_failures_print_nothing_on_stdout_which_carries_protocol_frames(
     chat_server.push(Reply.error(500), Reply.error(401), Reply.raw(b"{not json", status=200))
     planner = make_planner()
     codes = [(await _error_code(planner)).code for _ in range(3)]
-    assert codes == ["model_error", "auth", "bad_output"]
+    assert codes == ["model_error", "auth", "cut_off"]  # a 200 that is no stream: cut off
     assert capfd.readouterr().out == ""
+
+
+async def test_a_stream_cut_off_mid_answer_says_so_not_that_the_model_is_incapable(
+    chat_server: ScriptedModelServer, make_planner: PlannerFactory
+) -> None:
+    text = answer_text("The first part of a long answer. " * 30)
+    chat_server.push(Reply.text(text, chunk_size=24, chunk_delay=0.01).cut())
+    seen: list[str] = []
+
+    async def collect(token: str) -> None:
+        seen.append(token)
+
+    planner = make_planner()
+    await planner.warm_up()
+    with pytest.raises(PlannerError) as caught:
+        with anyio.fail_after(20):
+            await planner.decide(HELLO, TOOLS, collect)
+
+    assert caught.value.code == "cut_off"
+    assert "capable" not in str(caught.value) and "API base" not in str(caught.value)
+    assert "".join(seen).startswith("The first part")
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["author", "subagent"])
+async def test_no_key_for_a_hosted_provider_is_named_before_any_request(
+    chat_server: ScriptedModelServer, streaming: bool
+) -> None:
+    planner = DspyPlanner(LMConfig(model=NATIVE_MODEL, api_base=None, api_key=None))
+    try:
+        await planner.warm_up()
+        with pytest.raises(PlannerError) as caught:
+            await planner.decide(HELLO, TOOLS, _ignore_tokens if streaming else None)
+    finally:
+        await aclose_model_clients()
+
+    assert caught.value.code == "no_key"
+    assert "model name" not in str(caught.value)
+    assert "OPENAI_API_KEY" in (caught.value.details or "")
+    assert chat_server.generation_requests == []
+
+
+async def test_a_server_of_ones_own_needs_no_key(
+    chat_server: ScriptedModelServer,
+) -> None:
+    chat_server.push(Reply.text(answer_text("hello")))
+    config = LMConfig(model=NATIVE_MODEL, api_base=chat_server.url + "/v1", api_key=None)
+    planner = DspyPlanner(config, num_retries=0)
+    try:
+        decision = await planner.decide(HELLO, TOOLS, _ignore_tokens)
+    finally:
+        await aclose_model_clients()
+    assert decision.text == "hello"
+
+
+@pytest.mark.parametrize(("has_key", "expected"), [(False, "no_key"), (True, "auth")])
+def test_a_refusal_without_any_key_is_the_missing_key(has_key: bool, expected: str) -> None:
+    from dspy.utils.exceptions import LMAuthError
+
+    from sidecar.llm._errors import classify
+
+    assert classify(LMAuthError("refused"), has_key=has_key) == expected
+
+
+def test_a_missing_credentials_server_error_without_a_key_is_the_missing_key() -> None:
+    from dspy.utils.exceptions import LMServerError
+
+    from sidecar.llm._errors import classify
+
+    error = LMServerError("OpenAIException - Missing credentials. Please pass an `api_key`")
+    assert classify(error, has_key=False) == "no_key"
+    assert classify(error, has_key=True) == "model_error"

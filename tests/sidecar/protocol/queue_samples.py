@@ -24,6 +24,7 @@ from sidecar.protocol import (
     ScheduleRef,
     ScheduleRunResult,
     ScheduleUpdateParams,
+    UnattendedPolicy,
     WireModel,
 )
 
@@ -52,6 +53,7 @@ SCHEDULE = ScheduleInfo(
     last_status="finished",
     last_run_id="r-9",
     created_at=1_700_000_000.0,
+    unattended=UnattendedPolicy(action="deny_after", minutes=45),
 )
 FIRE = FireInfo(
     schedule_id="s-1",
@@ -72,15 +74,27 @@ QUEUE_SAMPLES: dict[type[WireModel], WireModel] = {
     QueueEmpty: QueueEmpty(),
     ScheduleListResult: ScheduleListResult(schedules=(SCHEDULE,), default_timezone="UTC"),
     ScheduleCreateParams: ScheduleCreateParams(
-        name="Tea", kind="once", spec="2027-01-01T16:00:00", timezone="Asia/Tokyo", prompt="tea"
+        name="Tea",
+        kind="once",
+        spec="2027-01-01T16:00:00",
+        timezone="Asia/Tokyo",
+        prompt="tea",
+        unattended=UnattendedPolicy(action="skip"),
     ),
     ScheduleInfo: SCHEDULE,
-    ScheduleUpdateParams: ScheduleUpdateParams(schedule_id="s-1", spec="30 8 * * *"),
+    ScheduleUpdateParams: ScheduleUpdateParams(
+        schedule_id="s-1", spec="30 8 * * *", unattended=UnattendedPolicy(action="wait")
+    ),
+    UnattendedPolicy: UnattendedPolicy(action="deny_after", minutes=5),
     ScheduleRef: ScheduleRef(schedule_id="s-1"),
     ScheduleRunResult: ScheduleRunResult(run_id="r-3", thread_id="t-4"),
     ScheduleHistoryResult: ScheduleHistoryResult(fires=(FIRE,)),
     AutomationInfo: AutomationInfo(heartbeat_minutes=30, lane_cron=2),
-    AutomationSetParams: AutomationSetParams(default_mode="collect", active_start="07:30"),
+    AutomationSetParams: AutomationSetParams(
+        default_mode="collect",
+        active_start="07:30",
+        heartbeat_unattended=UnattendedPolicy(action="deny_after", minutes=10),
+    ),
     HeartbeatBeat: HeartbeatBeat(at=6.0, status="running", run_id="r-hb"),
     HeartbeatHistoryResult: HeartbeatHistoryResult(
         thread_id="t-hb",

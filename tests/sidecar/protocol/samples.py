@@ -36,6 +36,7 @@ from sidecar.protocol import (
     ThreadInfo,
     ThreadListResult,
     ThreadRef,
+    ThreadRenamed,
     ThreadRenameParams,
     Token,
     ToolCall,
@@ -70,6 +71,7 @@ from tests.sidecar.protocol.routine_samples import ROUTINE_SAMPLES
 from tests.sidecar.protocol.server_samples import SERVER_NOTIFICATION_SAMPLES, SERVER_SAMPLES
 from tests.sidecar.protocol.skill_samples import SKILL_SAMPLES
 from tests.sidecar.protocol.thread_samples import THREAD_HISTORY_SAMPLES
+from tests.sidecar.protocol.undo_samples import UNDO_SAMPLES
 
 THREAD = ThreadInfo(
     id="t-1", title="Chapter one", status="interrupted", created_at=1.5, updated_at=2.25
@@ -163,6 +165,7 @@ METHOD_SAMPLES: dict[type[WireModel], WireModel] = {
     **FEATURE_SAMPLES,
     **PLAN_SAMPLES,
     **THREAD_HISTORY_SAMPLES,
+    **UNDO_SAMPLES,
     **ROUTINE_SAMPLES,
     **SKILL_SAMPLES,
     **AGENT_SAMPLES,
@@ -188,6 +191,7 @@ EVENT_SAMPLES: list[RunEventBody] = [
     RunFinished(outcome="interrupted"),
     RunFailed(error=ErrorInfo(code="node_error", message="planner failed")),
     RunCancelled(),
+    ThreadRenamed(title="Plan the garden for spring"),
     *PLAN_EVENT_SAMPLES,
     *MEMORY_EVENT_SAMPLES,
     *BUDGET_EVENT_SAMPLES,

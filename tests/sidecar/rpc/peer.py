@@ -20,6 +20,7 @@ from sidecar.handlers.table import load_all
 from sidecar.host.features.client import HostFeatures
 from sidecar.host.host import ToolHost
 from sidecar.llm.types import Planner
+from sidecar.model_key import ModelKey
 from sidecar.protocol import (
     CANCEL_REQUEST,
     ErrorCode,
@@ -160,6 +161,7 @@ def build_services(
         runs=wired.runs,
         host=host,
         settings=SettingsFile(data / "settings.json"),
+        model_key=ModelKey(data),
         data_dir=data,
         version="9.9.9",
         model_configured=lambda: planner() is not None,

@@ -235,6 +235,13 @@ async def test_params_that_do_not_validate_are_invalid_params_with_details(
     await peer.assert_alive()
 
 
+async def test_invalid_params_say_which_field_and_what_is_wrong_in_one_line(peer: Peer) -> None:
+    reply = await peer.call("test/echo", {"text": "ok", "colour": "red"})
+    _assert_error(reply, ErrorCode.INVALID_PARAMS, reply["id"])
+    assert reply["error"]["message"] == "invalid params: colour: extra inputs are not permitted"
+    await peer.assert_alive()
+
+
 @pytest.mark.parametrize("params", [["a"], "a", 5, True], ids=repr)
 async def test_params_that_are_not_an_object_are_invalid_params(peer: Peer, params: object) -> None:
     reply = await peer.call("test/echo", params)

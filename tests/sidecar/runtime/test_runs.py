@@ -8,7 +8,7 @@ import pytest
 
 from sidecar.llm.types import PlannerError
 from sidecar.protocol import RunEventParams
-from sidecar.runtime.drive import STOPPED_NOTE
+from sidecar.runtime.drive import FAILED_NOTE, STOPPED_NOTE
 from sidecar.runtime.errors import ThreadBusyError
 from tests.sidecar.runtime.conftest import Rig
 from tests.sidecar.runtime.scripted import Gate, answer, call
@@ -148,6 +148,36 @@ async def test_a_model_error_fails_the_run_with_its_code_and_retry_recovers(rig:
     retried = await rig.runs.retry(thread.id)
     await rig.finish(retried)
     assert rig.store.recent_messages(thread.id, 10)[-1].content == "back"
+
+
+async def test_a_failure_mid_answer_keeps_what_streamed_with_the_error_in_the_conversation(
+    rig: Rig,
+):
+    thread = rig.store.create_thread("t")
+    seen = " ".join(f"w{n}" for n in range(500))
+    gate = Gate(streams=seen)
+    error = PlannerError("cut_off", "The model's answer stopped partway")
+    rig.planner.script += [gate, error]
+    run_id = await rig.runs.start(thread.id, "write the chapter")
+    await gate.entered.wait()
+    streamed = await rig.streamed(run_id, "w499")
+    gate.release.set()
+    events = await rig.finish(run_id)
+
+    assert [e.event.type for e in events][-2:] == ["message", "run_failed"]
+    [user, kept] = rig.store.recent_messages(thread.id, 10)
+    assert (user.role, kept.role, kept.id) == ("user", "assistant", f"{run_id}:failed")
+    assert kept.content == streamed + FAILED_NOTE.format(error=str(error))
+    assert rig.store.get_thread(thread.id).last_error == str(error)
+
+
+async def test_a_failure_before_any_answer_text_records_no_message(rig: Rig):
+    thread = rig.store.create_thread("t")
+    rig.planner.script += [PlannerError("unreachable", "connection refused")]
+    run_id = await rig.runs.start(thread.id, "hi")
+    await rig.finish(run_id)
+    assert "message" not in rig.types(run_id)
+    assert [m.role for m in rig.store.recent_messages(thread.id, 10)] == ["user"]
 
 
 async def test_a_call_cut_off_mid_run_runs_again_only_when_the_author_says_so(rig: Rig):

@@ -257,3 +257,31 @@ async def test_the_sidecar_s_own_writes_do_not_wake_the_watcher(tmp_path: Path):
     for n in range(200):  # a day of the agent's own schedule edits
         book.create(kind="interval", spec="1h", prompt=f"p{n}")
     assert book.data_version() == before
+
+
+async def test_two_passes_that_find_a_fire_claimed_while_it_starts_start_it_once(
+    tmp_path: Path,
+):
+    """`schedule/run_now` runs a pass while the loop's pass (woken by the same request) may be
+    starting the fire: the second waits for the first's start instead of starting it again."""
+    book, scheduler, _clock, starts = _rig(tmp_path / "a.db", _at("UTC", 2026, 6, 1, 0, 0))
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_start(schedule: Schedule, fire: Fire) -> tuple[str | None, str | None]:
+        entered.set()
+        await release.wait()
+        return await starts(schedule, fire)
+
+    scheduler = Scheduler(book, slow_start, scheduler.clock)
+    schedule = book.create(kind="interval", spec="1h", prompt="now")
+    requested = book.request_run(schedule.id)
+    first = asyncio.ensure_future(scheduler.tick())
+    async with asyncio.timeout(10):
+        await entered.wait()
+    second = asyncio.ensure_future(scheduler.tick())  # finds the fire claimed, still starting
+    release.set()
+    async with asyncio.timeout(10):
+        await asyncio.gather(first, second)
+    assert [f.scheduled_for for f in starts.fires] == [requested.scheduled_for]
+    done = book.fire(schedule.id, requested.scheduled_for)
+    assert (done.status, done.run_id) == ("started", "run-1")

@@ -45,7 +45,7 @@ def test_opening_makes_and_records_the_parts_made_at_open_only(tmp_path: Path) -
 
     meta = _meta(path)
     assert meta["schema_version"] == str(SCHEMA_VERSION)
-    assert meta["schema_version.schedule"] == "1"
+    assert meta["schema_version.schedule"] == "2"
     assert "schema_version.memory" not in meta
     assert "schema_version.vectors" not in meta
     assert {"schedules", "schedule_fires"} <= _tables(path)

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from sidecar.host.features.elicit import check_content, elicit_result, enum_values, form_payload
+from sidecar.host.features.elicit import (
+    check_content,
+    elicit_result,
+    enum_values,
+    form_payload,
+    with_defaults,
+)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -91,3 +97,24 @@ def test_answers_map_to_the_three_elicit_actions() -> None:
     assert (accepted.action, accepted.content) == ("accept", {"name": "Ada"})
     assert elicit_result({"action": "decline"}).action == "decline"
     assert elicit_result({"action": "cancel"}).action == "cancel"
+
+
+def test_an_accepted_form_gets_the_servers_defaults_for_the_fields_left_out() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "verified": {"type": "boolean", "default": True},
+            "note": {"type": "string"},
+        },
+        "required": ["name"],
+    }
+    answer = {"action": "accept", "content": {"age": 41}}
+    filled = with_defaults(schema, answer)
+    assert filled == {
+        "action": "accept",
+        "content": {"age": 41, "name": "John Doe", "verified": True},
+    }
+    assert check_content(schema, filled["content"]) is None
+    assert with_defaults(schema, {"action": "decline"}) == {"action": "decline"}

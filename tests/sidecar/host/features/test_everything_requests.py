@@ -15,6 +15,20 @@ from tests.sidecar.host.features.conftest import SERVER, FeatureRig, LogWatch
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
+FORM_DEFAULTS: dict[str, Any] = {
+    "firstLine": "It was a dark and stormy night.",
+    "integer": 42,
+    "number": 3.14,
+    "untitledSingleSelectEnum": "Monica",
+    "untitledMultipleSelectEnum": ["Guitar"],
+    "titledSingleSelectEnum": "hero-1",
+    "titledMultipleSelectEnum": ["fish-1"],
+    "legacyTitledEnum": "pet-1",
+}
+"""The defaults of server-everything's form: the host fills them in for the fields an accepted
+answer leaves out (SEP-1034)."""
+
+
 def raw_result(text: str) -> dict[str, Any]:
     """The elicitation tool's echo of what it received (`Raw result: {json}`)."""
     _, _, raw = text.partition("Raw result:")
@@ -44,7 +58,8 @@ async def test_an_accepted_form_reaches_the_server_with_its_content(rig: Feature
 
     outcome = await rig.call("trigger-elicitation-request", {}, call_id="form-1")
 
-    assert raw_result(outcome.text) == {"action": "accept", "content": content}
+    expected = {"action": "accept", "content": {**FORM_DEFAULTS, **content}}
+    assert raw_result(outcome.text) == expected
     [asked] = rig.author.asked
     assert asked["kind"] == "form"
     assert asked["server"] == SERVER

@@ -16,7 +16,11 @@ from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.setup.mcp_everything import Everything
 from tests.sidecar.host.features.conftest import SERVER, build_sampler
 from tests.sidecar.host.features.live_rig import LiveRig, live_rig
-from tests.sidecar.host.features.test_everything_requests import raw_result, sampling_result
+from tests.sidecar.host.features.test_everything_requests import (
+    FORM_DEFAULTS,
+    raw_result,
+    sampling_result,
+)
 from tests.sidecar.runtime.scripted import answer, call
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -59,7 +63,8 @@ async def test_a_form_is_a_live_interrupt_answered_while_the_turn_runs(runtime: 
     assert await runtime.runs.resume(thread_id, form.id, value) == run_id
     events = await runtime.finish(run_id)
     assert events[-1].event.type == "run_finished"
-    assert raw_result(tool_result(runtime, run_id).content) == value
+    filled = {"action": "accept", "content": {**FORM_DEFAULTS, "name": "Ada", "integer": 12}}
+    assert raw_result(tool_result(runtime, run_id).content) == filled
     assert runtime.store.pending_interrupts(thread_id) == []
     assert runtime.store.get_thread(thread_id).status == "idle"
 
