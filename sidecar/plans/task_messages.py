@@ -1,5 +1,7 @@
-"""A message to a running task, from the main agent (`atrium__task_message`) or from the author
-(`task/message`, the run tree).
+"""A message to a running task, from the main agent (`atrium__task_message`), from the author
+(`task/message`, the run tree), or from a sibling task of the same plan (`atrium__team_note`: an
+observation it should know, or a question it may answer with a note of its own, `reply_to` the
+question).
 
 The message is an envelope addressed to the task, kept in the outbox with `reply_to` the call or
 request that sent it. An internal subagent reads it before its next step (`take_messages`, which
@@ -11,19 +13,28 @@ input while they run: the message is refused with the way on (cancel and run aga
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
+from sidecar.host.types import ToolOutcome
+from sidecar.llm.types import ToolSpec
 from sidecar.plans.deps import PlanDeps
 from sidecar.plans.envelope import agent_id
 from sidecar.plans.profiles import AGENTS_SERVER
 from sidecar.store import TaskRecord
-from sidecar.turn.state import ChatEntry
+from sidecar.turn.state import AgentIdentity, ChatEntry
 
-Sender = Literal["author", "main agent"]
+Sender = str
+"""Who sent it, as its reader is told: `the author`, `the main agent`, `task <id>`."""
+NOTE_TOOL = "atrium__team_note"
 _WAY_ON = (
     "cancel it (atrium__task_cancel, or Cancel in the run tree) and revise the plan "
     "(atrium__plan with plan_id={plan!r}) with a task that includes the message."
 )
+
+
+_READ = frozenset({"message", "observation", "question"})
+"""The envelopes a subagent reads before its next step (a handoff to itself is a record)."""
+_WHO = {"author": "the author", "main agent": "the main agent"}
 
 
 class MessageRefused(Exception):
@@ -51,7 +62,7 @@ async def send_to_task(
     profile = deps.profiles().get(task.profile)
     if profile is None:
         raise MessageRefused(f"task {task.id}'s profile {task.profile!r} is not configured")
-    payload = {"text": text, "from": sender}
+    payload = {"text": text, "from": _WHO.get(sender, sender)}
     if profile.kind == "claude_code":
         await _to_claude(deps, task, text)
         payload["delivery"] = "stdin"
@@ -103,15 +114,75 @@ def take_messages(deps: PlanDeps, parent_thread_id: str, task_id: str, sub: str)
     sub-thread's conversation and acknowledged in one transaction (a crash in between delivers
     them once, on the step after)."""
     store = deps.store
-    waiting = store.envelopes_for(agent_id(parent_thread_id, task_id))
+    waiting = [
+        e for e in store.envelopes_for(agent_id(parent_thread_id, task_id)) if e.kind in _READ
+    ]
     if not waiting:
         return []
     entries: list[ChatEntry] = []
     with store.transaction():
         for envelope in waiting:
-            sender = envelope.payload.get("from", "main agent")
-            text = f"[Message from the {sender}] {envelope.payload.get('text', '')}"
+            sender = str(envelope.payload.get("from", "main agent"))
+            who = _WHO.get(sender, sender)
+            what = "Message" if envelope.kind == "message" else envelope.kind.capitalize()
+            reply = f" (reply with note id {envelope.id})" if envelope.kind == "question" else ""
+            text = f"[{what} from {who}{reply}] {envelope.payload.get('text', '')}"
             store.add_message(sub, "user", text, message_id=f"envelope:{envelope.id}")
             store.ack_envelope(envelope.id)
             entries.append({"role": "user", "content": text})
     return entries
+
+
+def note_spec() -> ToolSpec:
+    """The tool a subagent tells or asks a sibling task of its plan with."""
+    return ToolSpec(
+        NOTE_TOOL,
+        "Tell another task of your plan something it should know (kind observation), or ask "
+        "it (kind question; its answer comes back to you as a note). It reads it before its "
+        "next step. To answer a question, pass its note id as reply_to.",
+        {
+            "type": "object",
+            "properties": {
+                "to": {"type": "string", "description": "The other task's id."},
+                "kind": {"type": "string", "enum": ["observation", "question"]},
+                "text": {"type": "string"},
+                "reply_to": {"type": "string", "description": "The note this answers."},
+            },
+            "required": ["to", "kind", "text"],
+        },
+    )
+
+
+def post_note(
+    deps: PlanDeps, agent: AgentIdentity, call_id: str, arguments: dict[str, Any]
+) -> ToolOutcome:
+    """A subagent's note to a sibling task (an internal one that is still open), through the
+    outbox; its answer, if any, comes back the same way."""
+    store = deps.store
+    parent, plan_id, own = agent["parent_thread_id"], agent["plan_id"], agent["task_id"]
+    to, kind, text = arguments.get("to"), arguments.get("kind"), arguments.get("text")
+    if kind not in ("observation", "question") or not isinstance(text, str) or not text.strip():
+        return ToolOutcome(is_error=True, text="kind must be observation or question, with text")
+    sibling = store.get_task(plan_id, to) if isinstance(to, str) and to != own else None
+    if sibling is None:
+        others = ", ".join(t.id for t in store.tasks(plan_id) if t.id != own) or "none"
+        return ToolOutcome(is_error=True, text=f"no other task {to!r} in your plan ({others})")
+    profile = deps.profiles().get(sibling.profile)
+    if sibling.final or profile is None or profile.kind != "internal":
+        why = f"has ended ({sibling.status})" if sibling.final else "reads no notes"
+        return ToolOutcome(is_error=True, text=f"task {sibling.id} {why}")
+    reply_to = arguments.get("reply_to")
+    store.put_envelope(
+        f"{call_id}:{kind}",
+        parent,
+        sender=agent_id(parent, own),
+        receiver=agent_id(parent, sibling.id),
+        kind=kind,
+        payload={"text": text, "from": f"task {own}"},
+        plan_id=plan_id,
+        task_id=sibling.id,
+        reply_to=reply_to if isinstance(reply_to, str) and reply_to else call_id,
+    )
+    return ToolOutcome(
+        is_error=False, text=f"Task {sibling.id} reads your {kind} before its next step."
+    )

@@ -626,3 +626,46 @@ async def test_a_subagent_whose_model_refuses_the_key_runs_once_and_asks_at_once
     )
     await _plan_ends(agent, thread["id"], "aborted")
     assert len([r for r in model.generation_requests if not _is_announcement(r)]) == 1
+
+
+async def test_a_subagent_tells_a_sibling_task_what_it_found_before_its_next_step(
+    agent: Sidecar, model: ScriptedModelServer
+):
+    """Agents talk through the coordinator: task a's observation to task b, running beside it,
+    is an envelope from a to b, and b reads it before its next step."""
+    seen_by_b: list[str] = []
+    mark = "[Observation from task a] The river is the Fal."
+
+    def respond(request: RecordedRequest) -> Reply:
+        task = _task_of(request)
+        messages = request.body["messages"]
+        answered = any(m["role"] == "tool" for m in messages)
+        if task == "a" and not answered:
+            note = {"to": "b", "kind": "observation", "text": "The river is the Fal."}
+            return Reply.tool_call("atrium__team_note", note)
+        if task == "a":
+            return Reply.text(answer_text("done a"))
+        if task == "b" and not any(mark in str(m["content"]) for m in messages):
+            return Reply.tool_call("workspace__list", {})  # b works on until a's note comes
+        if task == "b":
+            seen_by_b.extend(str(m["content"]) for m in messages)
+            return Reply.text(answer_text("done b"))
+        return Reply.text(answer_text("The team's work is done."))
+
+    model.fallback = respond
+    thread = await agent.call("thread/create", {})
+    await agent.call("thread/set_autonomous", {"thread_id": thread["id"], "autonomous": True})
+    plan = {"goal": "river", "tasks": [_task("a"), _task("b")]}
+    run = await agent.call(
+        "run/start", {"thread_id": thread["id"], "text": "/plan " + json.dumps(plan)}
+    )
+    await agent.run_to_end(run["run_id"])
+    await _plan_ends(agent, thread["id"], "completed")
+    plan_id = (await _plan(agent, thread["id"]))["id"]
+    ref = {"thread_id": thread["id"], "plan_id": plan_id, "task_id": "b"}
+    envelopes = (await agent.call("task/envelopes", ref))["envelopes"]
+    [note] = [e for e in envelopes if e["kind"] == "observation"]
+    assert note["sender"].endswith("/task/a") and note["receiver"].endswith("/task/b")
+    assert note["payload"] == {"text": "The river is the Fal.", "from": "task a"}
+    assert note["reply_to"] and note["acked_at"] is not None
+    assert any(mark in content for content in seen_by_b)

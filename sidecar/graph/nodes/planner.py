@@ -44,7 +44,7 @@ from sidecar.plans.routines import RoutineError, instantiate
 from sidecar.plans.routines import load as load_routine
 from sidecar.plans.skill_composer import material_for, skill_task
 from sidecar.plans.skill_draft import DraftError, Job
-from sidecar.plans.task_messages import take_messages
+from sidecar.plans.task_messages import note_spec, take_messages
 from sidecar.plans.team_tools import team_specs
 from sidecar.plans.thread_budget import check_turn
 from sidecar.turn.events import TokenStreamed, UsageCounted, emit
@@ -171,6 +171,8 @@ def _tools_for(deps: GraphDeps, state: TurnState) -> list[ToolSpec]:
     tools.append(ASK_AUTHOR_SPEC)
     if profile is None:
         tools.extend(team_specs())
+    elif (agent := state.get("agent")) is not None and len(deps.store.tasks(agent["plan_id"])) > 1:
+        tools.append(note_spec())  # it has sibling tasks to tell or ask
     depth = int((state.get("agent") or {}).get("depth", 0))
     profiles = deps.profiles()
     if profile is None or (profile.may_spawn and depth < profile.max_depth):

@@ -30,6 +30,7 @@ from sidecar.host import drift, permissions
 from sidecar.host.host import ServerUnavailableError, ToolHost
 from sidecar.host.types import HostTool, ToolOutcome, UnknownToolError, split_name
 from sidecar.plans.profiles import Profile
+from sidecar.plans.task_messages import NOTE_TOOL, post_note
 from sidecar.plans.team_tools import TEAM_TOOLS, team_call
 from sidecar.store import Store
 from sidecar.store.records import JournalRecord, StoredToolCall
@@ -37,7 +38,7 @@ from sidecar.store.uncertain import AGAIN, CallUncertainError, journal_key
 from sidecar.store.undo_watch import watch_tool_call
 from sidecar.turn.events import MessageWritten, ToolCalled, ToolFinished, ToolProgressed, emit
 from sidecar.turn.questions import ApprovalQuestion
-from sidecar.turn.state import StagedWrite, ToolCallEntry, TurnState
+from sidecar.turn.state import AgentIdentity, StagedWrite, ToolCallEntry, TurnState
 
 
 def agent_profile(deps: GraphDeps, state: TurnState) -> Profile | None:
@@ -62,6 +63,8 @@ def make_tool(deps: GraphDeps):
         staged: list[StagedWrite] = []
         if call["name"] == TOOL_SEARCH:  # Atrium's own: searches only what the agent may call
             outcome = await _tool_search(deps, state["thread_id"], profile, call)
+        elif call["name"] == NOTE_TOOL and (agent := state.get("agent")) is not None:
+            outcome = _team_note(deps, state["thread_id"], agent, call)
         elif profile is not None and not profile.allows_tool(call["name"]):
             text = f"{call['name']} is not among this subagent's tools."
             record_call(deps.store, state["thread_id"], call)
@@ -114,6 +117,22 @@ async def _tool_search(
         outcome = ToolOutcome(is_error=recorded.is_error, text=recorded.content)
     else:
         outcome = await answer_search(deps, thread_id, profile, call)
+    record_result(deps.store, thread_id, call["id"], outcome)
+    return outcome
+
+
+def _team_note(
+    deps: GraphDeps, thread_id: str, agent: AgentIdentity, call: ToolCallEntry
+) -> ToolOutcome:
+    """A subagent's note to a sibling task of its plan, posted once per call (a re-run after a
+    crash finds the recorded result)."""
+    record_call(deps.store, thread_id, call)
+    emit(ToolCalled(call["id"], "atrium", NOTE_TOOL[len("atrium__") :], call["arguments"]))
+    recorded = deps.store.message(f"{call['id']}:result")
+    if recorded is not None:
+        outcome = ToolOutcome(is_error=recorded.is_error, text=recorded.content)
+    else:
+        outcome = post_note(deps, agent, call["id"], dict(call["arguments"]))
     record_result(deps.store, thread_id, call["id"], outcome)
     return outcome
 
