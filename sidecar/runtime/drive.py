@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -34,11 +35,13 @@ from sidecar.protocol import (
     RunFailed,
     RunFinished,
     RunStarted,
+    disk_full_message,
 )
 from sidecar.runtime.emitter import RunEmitter
 from sidecar.runtime.recovery import ask_uncertain
 from sidecar.runtime.wire import graph_event, interrupt_from_payload, interrupt_info, message_info
 from sidecar.store import Store
+from sidecar.store.disk import full_disk_folder
 from sidecar.store.records import MessageRecord
 from sidecar.store.uncertain import CallUncertainError
 from sidecar.turn.events import TokenStreamed, TurnEvent
@@ -90,6 +93,9 @@ async def drive(
     except RequiredServerError as exc:
         return RunEnd(_fail(store, emit, "server_unavailable", str(exc)))
     except Exception as exc:  # the run boundary: any node failure is recorded, never lost
+        folder = full_disk_folder(exc, store.db.path.parent)
+        if folder is not None:
+            return RunEnd(_disk_full(store, emit, folder))
         log.exception("run %s failed", run_id)
         return RunEnd(_fail(store, emit, "internal", f"{type(exc).__name__}: {exc}"))
     if snapshot.interrupts:
@@ -174,6 +180,24 @@ def _await_decision(store: Store, emit: RunEmitter, key: str) -> RunEnd:
         if record.id == question
     )
     return RunEnd(RunFinished(outcome="interrupted"), asked)
+
+
+def _disk_full(store: Store, emit: RunEmitter, folder: Path) -> RunFailed:
+    """A write of the turn found no room: the run fails with `disk_full` naming the folder.
+    What the turn had committed stays (its checkpoint, its messages: `run/retry` goes on from
+    there); recording its end may find no room either, and then the run is closed as a crash is,
+    at the next start."""
+    message = disk_full_message(str(folder))
+    try:
+        return _fail(store, emit, DISK_FULL_CODE, message)
+    except Exception as exc:
+        if full_disk_folder(exc, folder) is None:
+            raise
+        log.warning("run %s: %s (its end could not be recorded)", emit.run_id, message)
+        return RunFailed(error=ErrorInfo(code=DISK_FULL_CODE, message=message))
+
+
+DISK_FULL_CODE = "disk_full"
 
 
 def _fail(
