@@ -1,40 +1,48 @@
-"""4. A long thread: turn latency and database bytes per turn around turn 10 and turn 500.
+"""4. A long thread: turn latency as one thread grows to 5,000 turns, and database bytes per turn.
 
 In process, through the run manager (as the sidecar runs turns, minus JSON-RPC), with the real
-planner and the scripted model.
+planner and the scripted model (which also answers compaction requests, so the thread is
+summarized as it outgrows the model's window, as a real one is). Every turn of the thread is a
+real turn: its messages, tool call, usage, run and events are written as the sidecar writes
+them, so whatever a turn reads of the thread's past is there at its real size.
 
-Bytes per turn, over turns 1-20 and over turns 501-520 of one thread: the growth of the database
-file plus its WAL (sizes taken after `PRAGMA wal_checkpoint(TRUNCATE)`), and the growth of the
-bytes stored in its b-trees (`dbstat` payload). A turn adds about one 4 KiB page, and inserts on
-random keys split pages at random, so file growth over 20 turns swings by about ±25% from one
-window to the next (2.9-5.5 KiB per turn over 26 windows of one thread, while the stored bytes
-stayed within a few bytes of 3.8 KB per turn); the flatness target is therefore taken on stored
-bytes, with file growth printed beside it, and over the whole thread.
+Latency: a turn at turn 5,000 of one thread and a turn of a fresh thread are measured minutes
+apart on a noisy machine, so at each point of the curve (turns 100, 500, 1,000, ... 5,000) the
+long thread's 20 turns up to that point alternate with turns 1-20 of a new fresh thread: each
+ratio compares the two measured at the same time. The target is the ratio at the last point.
+`BENCH_LONG_TURNS` sets where the curve ends (default 5,000) for a quicker look.
 
-Latency at turn 10 and turn 500 of one thread would be measured a minute apart on a noisy
-machine, so turns 481-500 of the long thread alternate with turns 1-20 of a fresh thread: the
-target compares those two, measured at the same time. The one-thread sequential ratio (turns
-501-520 against turns 1-20) is printed beside it.
-Targets: latency at turn 500 <= 1.2x turn 10; bytes per turn flat (<= 1.2x turn 10's).
+Bytes per turn, over turns 1-20 and over turns 501-520 of the thread: the growth of the
+database file plus its WAL (sizes taken after `PRAGMA wal_checkpoint(TRUNCATE)`), and the
+growth of the bytes stored in its b-trees (`dbstat` payload). A turn adds about one 4 KiB page,
+and inserts on random keys split pages at random, so file growth over 20 turns swings by about
+±25% from one window to the next (2.9-5.5 KiB per turn over 26 windows of one thread, while the
+stored bytes stayed within a few bytes of 3.8 KB per turn); the flatness target is therefore
+taken on stored bytes, with file growth printed beside it, and over the whole thread.
+Targets: latency at turn 5,000 <= 1.2x a fresh thread's; bytes per turn flat (<= 1.2x turn 10's).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench._inprocess import InProcess, db_bytes, in_process
 from bench._proc import make_workspace
 from bench._profile import Profiled, print_growth
-from bench._report import Figure, Line, Target, median, say, show, spread
+from bench._report import Figure, Line, Target, median, ms, p90, say, show, spread
 from bench.model_server import MODEL, model_server
 
 NAME = "long_thread"
 WARM_UP = 10
 WINDOW = 20
-LATE = 500  # the long thread alternates in turns 481-500, then runs 501-520 alone
+CURVE = (100, 500, 1_000, 2_000, 3_000, 4_000, 5_000)
+"""The long thread's turn counts at which its latency is taken (its last 20 turns up to each)."""
+BYTES_LATE = 500  # the late bytes window is turns 501-520
 PROFILED_TURNS = 15
 LATENCY_TARGET = 1.2
 BYTES_TARGET = 1.2
@@ -51,6 +59,27 @@ class Window:
 
     def per_turn(self, grown: int) -> float:
         return grown / len(self.latencies)
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """The long thread's last 20 turns up to `turn`, and a fresh thread's first 20 beside them:
+    their latencies, and the CPU time this process spent on each (the scripted model runs in
+    a process of its own, so this is the sidecar's share, less swayed by a busy machine)."""
+
+    turn: int
+    long: list[float] = field(default_factory=list[float])
+    fresh: list[float] = field(default_factory=list[float])
+    long_cpu: list[float] = field(default_factory=list[float])
+    fresh_cpu: list[float] = field(default_factory=list[float])
+
+    @property
+    def ratio(self) -> float:
+        return median(self.long) / median(self.fresh)
+
+    @property
+    def cpu_ratio(self) -> float:
+        return median(self.long_cpu) / median(self.fresh_cpu)
 
 
 def stored_bytes(rig: InProcess) -> int | None:
@@ -75,17 +104,30 @@ async def _sequential(rig: InProcess, thread_id: str) -> Window:
     return window
 
 
-async def _alongside(rig: InProcess, long: str, fresh: str) -> tuple[Window, Window]:
-    """A window of turns alternating between two threads (latency only)."""
-    slow, fast = Window(), Window()
+async def _alongside(rig: InProcess, long: str, turn: int) -> Point:
+    """The long thread's turns up to `turn`, alternating with a new thread's first turns."""
+    fresh = rig.store.create_thread(f"fresh {turn}").id
+    point = Point(turn)
     for _ in range(WINDOW):
-        fast.latencies.append(await rig.runtime_turn(fresh, PROMPT))
-        slow.latencies.append(await rig.runtime_turn(long, PROMPT))
-    return slow, fast
+        for thread, latencies, cpu in (
+            (fresh, point.fresh, point.fresh_cpu),
+            (long, point.long, point.long_cpu),
+        ):
+            started = time.process_time()
+            latencies.append(await rig.runtime_turn(thread, PROMPT))
+            cpu.append(time.process_time() - started)
+    return point
+
+
+def _curve_end() -> int:
+    raw = os.environ.get("BENCH_LONG_TURNS", "").strip()
+    return int(raw) if raw.isdigit() and int(raw) >= CURVE[0] else CURVE[-1]
 
 
 async def run() -> list[Line]:
-    say(f"[{NAME}] {LATE + WINDOW} turns on one thread; windows of {WINDOW} turns")
+    end = _curve_end()
+    points = [p for p in CURVE if p < end] + [end]
+    say(f"[{NAME}] one thread grown to {end:,} turns; latency at turns {points}")
     with tempfile.TemporaryDirectory(prefix="atrium-bench-") as tmp:
         root = Path(tmp)
         async with (
@@ -98,36 +140,62 @@ async def run() -> list[Line]:
             long = rig.store.create_thread("long").id
             start_bytes = db_bytes(rig.db.conn, rig.db.path)
             early = await _sequential(rig, long)
-            for _ in range(WINDOW, LATE - WINDOW):
-                await rig.runtime_turn(long, PROMPT)
-            fresh = rig.store.create_thread("fresh").id
-            slow, fast = await _alongside(rig, long, fresh)
-            late = await _sequential(rig, long)
-            # The fresh thread's 20 turns are in there too: count them as turns.
-            whole = (db_bytes(rig.db.conn, rig.db.path) - start_bytes) / (LATE + 2 * WINDOW)
-            lines = _report(early, late, slow, fast, whole)
-            if median(slow.latencies) / median(fast.latencies) > LATENCY_TARGET:
-                await _profile(rig, long, fresh)
+            turns, late, curve = WINDOW, None, list[Point]()
+            for point in points:
+                while turns < point - WINDOW:
+                    if turns == BYTES_LATE and late is None:
+                        late = await _sequential(rig, long)
+                        turns += WINDOW
+                        continue
+                    await rig.runtime_turn(long, PROMPT)
+                    turns += 1
+                curve.append(await _alongside(rig, long, point))
+                turns += WINDOW
+                say(f"  turn {point:>5,}: {_point_text(curve[-1])}")
+            fresh_turns = WINDOW * len(curve)
+            grown = db_bytes(rig.db.conn, rig.db.path) - start_bytes
+            whole = grown / (turns + fresh_turns)  # the fresh threads' turns count as turns
+            lines = _report(curve, early, late, whole)
+            if curve[-1].ratio > LATENCY_TARGET:
+                await _profile(rig, long)
     return lines
 
 
-def _report(early: Window, late: Window, slow: Window, fast: Window, whole: float) -> list[Line]:
+def _point_text(point: Point) -> str:
+    long, fresh = median(point.long), median(point.fresh)
+    return (
+        f"{ms(long)} (p90 {ms(p90(point.long))}) against a fresh thread's {ms(fresh)} "
+        f"(p90 {ms(p90(point.fresh))}): {point.ratio:.2f}x; CPU {ms(median(point.long_cpu))} "
+        f"against {ms(median(point.fresh_cpu))}: {point.cpu_ratio:.2f}x"
+    )
+
+
+def _report(curve: list[Point], early: Window, late: Window | None, whole: float) -> list[Line]:
+    last = curve[-1]
     lines: list[Line] = [
-        Figure(NAME, "turn latency, turns 481-500", spread(slow.latencies)),
-        Figure(NAME, "turn latency, fresh thread 1-20 alongside", spread(fast.latencies)),
-        Target(
-            NAME,
-            "turn 500 / turn 10 (median, same time)",
-            median(slow.latencies) / median(fast.latencies),
-            LATENCY_TARGET,
-        ),
-        Figure(NAME, "turn latency, turns 1-20 (earlier)", spread(early.latencies)),
-        Figure(NAME, "turn latency, turns 501-520 (later)", spread(late.latencies)),
         Figure(
             NAME,
-            "later / earlier, one thread (drift included)",
-            f"{median(late.latencies) / median(early.latencies):.2f}x",
+            f"turn latency, turns {last.turn - WINDOW + 1:,}-{last.turn:,}",
+            spread(last.long),
         ),
+        Figure(NAME, "turn latency, fresh thread 1-20 alongside", spread(last.fresh)),
+        Target(NAME, f"turn {last.turn:,} / fresh thread (same time)", last.ratio, LATENCY_TARGET),
+        Figure(
+            NAME,
+            "curve: turn / fresh, same time",
+            ", ".join(f"{p.turn:,}: {p.ratio:.2f}x" for p in curve),
+        ),
+        Figure(
+            NAME,
+            f"CPU per turn, turn {last.turn:,} / fresh",
+            f"{ms(median(last.long_cpu))} / {ms(median(last.fresh_cpu))} = {last.cpu_ratio:.2f}x",
+        ),
+        Figure(
+            NAME,
+            "curve: CPU turn / fresh",
+            ", ".join(f"{p.turn:,}: {p.cpu_ratio:.2f}x" for p in curve),
+        ),
+        Figure(NAME, "turn latency, turns 1-20 (earliest)", spread(early.latencies)),
         *_bytes_lines(early, late, whole),
     ]
     for line in lines:
@@ -135,13 +203,17 @@ def _report(early: Window, late: Window, slow: Window, fast: Window, whole: floa
     return lines
 
 
-def _bytes_lines(early: Window, late: Window, whole: float) -> list[Line]:
-    file_early, file_late = early.per_turn(early.file_growth), late.per_turn(late.file_growth)
+def _bytes_lines(early: Window, late: Window | None, whole: float) -> list[Line]:
+    file_early = early.per_turn(early.file_growth)
     lines: list[Line] = [
         Figure(NAME, "DB file+WAL bytes per turn, turns 1-20", f"{file_early:,.0f} B"),
-        Figure(NAME, "DB file+WAL bytes per turn, turns 501-520", f"{file_late:,.0f} B"),
         Figure(NAME, "DB file+WAL bytes per turn, whole run", f"{whole:,.0f} B"),
     ]
+    if late is None:
+        return lines
+    file_late = late.per_turn(late.file_growth)
+    later = Figure(NAME, "DB file+WAL bytes per turn, turns 501-520", f"{file_late:,.0f} B")
+    lines.insert(1, later)
     if early.stored_growth is None or late.stored_growth is None:
         ratio, what = file_late / max(file_early, 1.0), "turn 500 / turn 10 (file bytes per turn)"
     else:
@@ -155,8 +227,9 @@ def _bytes_lines(early: Window, late: Window, whole: float) -> list[Line]:
     return [*lines, Target(NAME, what, ratio, BYTES_TARGET)]
 
 
-async def _profile(rig: InProcess, long: str, fresh: str) -> None:
+async def _profile(rig: InProcess, long: str) -> None:
     """The latency target missed: profile more alternating turns and show what grew."""
+    fresh = rig.store.create_thread("fresh, profiled").id
     slow, fast = Profiled(), Profiled()
     for _ in range(PROFILED_TURNS):
         await fast.turn(lambda: rig.runtime_turn(fresh, PROMPT))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections import deque
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any, cast
@@ -27,10 +28,20 @@ ANSWER = "The notes say the river is wide. Nothing else is in them yet; shall I 
 READ_ARGS = {"path": "notes.md"}
 
 
+COMPACTING = "You are compacting a long conversation"
+"""How the compaction request's instructions begin (`sidecar.llm.compaction.INSTRUCTIONS`)."""
+SUMMARY = "The author asked what the notes say, many times; each time they said the river is wide."
+
+
 def respond(request: RecordedRequest) -> Reply:
     raw: object = request.body
     body = cast(dict[str, Any], raw) if isinstance(raw, dict) else {}
     messages = cast(list[dict[str, Any]], body.get("messages") or [])
+    if messages and COMPACTING in str(messages[0].get("content")):
+        # A long thread outgrew its recent share: summarize, as a model would, so the thread
+        # goes on at the size a real one keeps.
+        text = f"MEMORIES:\n- none\nSUMMARY:\n{SUMMARY}"
+        return Reply.text(f"[[ ## answer ## ]]\n{text}\n\n[[ ## completed ## ]]")
     # DSPy follows the tool results with a user message restating the output format.
     if any(m.get("role") == "tool" for m in messages[-2:]):
         return Reply.text(f"[[ ## answer ## ]]\n{ANSWER}\n\n[[ ## completed ## ]]")
@@ -92,6 +103,9 @@ def main() -> None:
     chosen = [modes[arg] for arg in sys.argv[1:] if arg in modes]
     fallback = chosen[0] if chosen else respond
     with openai_chat_server(fallback=fallback) as server:
+        # A long thread sends ten thousand requests of a whole window each, and nothing reads
+        # them back here: keep the last few only.
+        server.requests = cast(list[RecordedRequest], deque(maxlen=16))
         print(server.url + "/v1", flush=True)
         sys.stdin.read()
 

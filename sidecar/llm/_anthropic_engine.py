@@ -71,6 +71,7 @@ from dspy._vendor.lm15.transports import TransportError as NetworkError
 from dspy.clients._litellm import get_litellm
 from dspy.clients.engines.litellm_engine import AsyncLiteLLMEngine
 
+from sidecar.llm import _prefix
 from sidecar.llm._coalescing import sse_data, track, windows
 
 ANTHROPIC_PREFIX = "anthropic/"
@@ -132,12 +133,26 @@ class _Run:
 
 class _Dialect(lm15.AnthropicLM):
     """lm15's Anthropic dialect, sending consecutive turns of one role as one turn, as LiteLLM
-    does (DSPy's tool results and its next prompt are two user turns in a row)."""
+    does (DSPy's tool results and its next prompt are two user turns in a row), with the
+    settled history rendered once per exchange in front (`sidecar.llm._prefix`)."""
 
     def _payload(self, request: lm15.Request, stream: bool) -> dict[str, Any]:
         payload: dict[str, Any] = super()._payload(request, stream)
+        written: list[dict[str, Any]] = payload["messages"]
+        settled = _prefix.current()
+        if settled is not None:
+            plain = replace(
+                request, system=None, tools=(), config=replace(request.config, cache=None)
+            )
+
+            def render(messages: tuple[lm15.Message, ...]) -> list[dict[str, Any]]:
+                return super(_Dialect, self)._payload(replace(plain, messages=messages), stream)[
+                    "messages"
+                ]
+
+            written = [*_prefix.anthropic_turns(settled, request.model, render), *written]
         turns: list[dict[str, Any]] = []
-        for turn in payload["messages"]:
+        for turn in written:
             if turns and turns[-1]["role"] == turn["role"]:
                 turns[-1] = {**turns[-1], "content": [*turns[-1]["content"], *turn["content"]]}
             else:
@@ -214,7 +229,7 @@ class CoalescingAnthropicEngine:
         track(self)
 
     async def complete(self, request: lm15.Request) -> lm15.Response:
-        return await self._fallback.complete(request)
+        return await self._fallback.complete(_prefix.with_settled(request))
 
     def _anthropic(self) -> _Dialect:
         """lm15's dialect, built on first use: without a key it reads `ANTHROPIC_API_KEY`, and

@@ -21,6 +21,7 @@ import pydantic
 from dspy.utils.exceptions import LMError
 
 from sidecar.llm._history import UNTRUSTED_TAG
+from sidecar.llm._prefix import SplicingChatAdapter
 from sidecar.llm._stream_engine import Capabilities, build_engines, streams_natively
 from sidecar.llm.types import LMConfig, ToolSpec
 
@@ -127,11 +128,13 @@ def _build_tool(spec: ToolSpec) -> SchemaTool:
 
 @dataclass(slots=True)
 class Program:
-    """One planner's DSPy objects: its own LM (never the global one) and matching adapter."""
+    """One planner's DSPy objects: its own LM (never the global one) and matching adapter;
+    `splices`: the LM's engine renders the settled history itself (`sidecar.llm._prefix`)."""
 
     lm: dspy.LM
     adapter: dspy.ChatAdapter
     native: bool
+    splices: bool = False
 
 
 def build_program(config: LMConfig, *, timeout_s: float, num_retries: int) -> Program:
@@ -150,8 +153,10 @@ def build_program(config: LMConfig, *, timeout_s: float, num_retries: int) -> Pr
     _import_first_request_modules()
     # JSON fallback would re-ask the model after a parse failure; one call per decision is
     # easier to reason about, and the planner salvages plain-text answers itself.
-    adapter = dspy.ChatAdapter(use_native_function_calling=native, use_json_adapter_fallback=False)
-    return Program(lm=lm, adapter=adapter, native=native)
+    adapter = SplicingChatAdapter(
+        use_native_function_calling=native, use_json_adapter_fallback=False
+    )
+    return Program(lm=lm, adapter=adapter, native=native, splices=streams_natively(config.model))
 
 
 def _build_lm(config: LMConfig, *, timeout_s: float, num_retries: int) -> dspy.LM:

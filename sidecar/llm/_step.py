@@ -19,7 +19,8 @@ import dspy
 from dspy.streaming import StreamListener, StreamResponse
 from dspy.utils.callback import BaseCallback
 
-from sidecar.llm._history import PlannerInputs
+from sidecar.llm._history import Event, PlannerInputs
+from sidecar.llm._prefix import Settled, SplicingChatAdapter, settling
 from sidecar.llm._program import Program, step_signature, to_dspy_tool
 from sidecar.llm.types import TokenSink, ToolCallRequest, ToolSpec
 
@@ -83,19 +84,23 @@ async def predict_step(
         NoPredictionError: DSPy's stream ended without a prediction.
     """
     signature = step_signature(program.native, tools, inputs.system_notes)
-    kwargs: dict[str, Any] = {"history": dspy.History(messages=inputs.events)}
+    settled, live = _split(program, inputs)
+    kwargs: dict[str, Any] = {"history": dspy.History(messages=live)}
     if tools:
         kwargs["tools"] = [to_dspy_tool(t) for t in tools]
     if inputs.request is not None:
         kwargs["request"] = inputs.request
     streamed: list[str] = []
     prediction: dspy.Prediction | None = None
-    with dspy.context(  # pyright: ignore[reportUnknownMemberType]
-        lm=program.lm,
-        adapter=program.adapter,
-        callbacks=[observer],
-        track_usage=True,
-        disable_history=True,  # the LM keeps no copy of prompts (or of anything key-bearing)
+    with (
+        dspy.context(  # pyright: ignore[reportUnknownMemberType]
+            lm=program.lm,
+            adapter=program.adapter,
+            callbacks=[observer],
+            track_usage=True,
+            disable_history=True,  # the LM keeps no copy of prompts (or of anything key-bearing)
+        ),
+        settling(settled),
     ):
         if on_token is None:
             # Nobody watches the tokens (a subagent's turn): one plain request costs less
@@ -121,6 +126,16 @@ async def predict_step(
             streamed.append(rest)
             await on_token(rest)
     return _outcome(prediction, tuple(streamed))
+
+
+def _split(program: Program, inputs: PlannerInputs) -> tuple[Settled | None, list[Event]]:
+    """The settled events the engine renders and splices in (`sidecar.llm._prefix`), and the
+    events DSPy formats itself: all of them for an engine that does not splice."""
+    if not program.splices or not inputs.settled:
+        return None, inputs.events
+    events = inputs.events
+    settled = Settled(events[: inputs.settled], program.adapter)
+    return settled, events[inputs.settled :]
 
 
 _MARKER = "[[ ##"
@@ -173,6 +188,9 @@ def _unstreamed_rest(prediction: dspy.Prediction, streamed: list[str]) -> str:
 def _streamify(predictor: dspy.Predict) -> Callable[..., AsyncGenerator[object, None]]:
     """DSPy's streaming wrapper with a listener on the `answer` field (fresh per call)."""
     listener = StreamListener(signature_field_name="answer")
+    # The listener knows adapters by class name; the planner's is DSPy's chat adapter, extended.
+    identifiers = cast(dict[str, Any], getattr(listener, "adapter_identifiers"))  # noqa: B009
+    identifiers[SplicingChatAdapter.__name__] = identifiers["ChatAdapter"]
     run = dspy.streamify(predictor, stream_listeners=[listener], is_async_program=True)
     return cast(Callable[..., AsyncGenerator[object, None]], run)
 

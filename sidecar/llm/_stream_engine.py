@@ -51,6 +51,7 @@ from dspy.clients.engines.litellm_engine import AsyncLiteLLMEngine, LiteLLMEngin
 from dspy.clients.engines.litellm_errors import to_lm15_error
 from dspy.clients.lm15_boundary import request_kwargs
 
+from sidecar.llm import _prefix
 from sidecar.llm._anthropic_engine import ANTHROPIC_PREFIX, CoalescingAnthropicEngine
 from sidecar.llm._coalescing import Lines, sse_data, track, windows
 
@@ -232,10 +233,13 @@ class CoalescingOpenAIEngine:
         track(self)
 
     async def complete(self, request: lm15.Request) -> lm15.Response:
-        return await self._fallback.complete(request)
+        return await self._fallback.complete(_prefix.with_settled(request))
 
     async def stream(self, request: lm15.Request) -> AsyncIterator[Any]:
         body = request_kwargs(request, "chat")
+        settled = _prefix.current()
+        if settled is not None:
+            body["messages"] = _prefix.splice_openai(body["messages"], settled, request.model)
         body["stream_options"] = {"include_usage": True}
         model = request.model.removeprefix(_OPENAI_PREFIX)
         codec = _ChatStream(request)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
+from sidecar.llm.config import missing_key
 from sidecar.llm.types import (
     ChatTurn,
     LMConfig,
@@ -92,16 +93,23 @@ class DspyPlanner:
         program = await self._ensure_program()
         from sidecar.llm import _errors, _history, _step
 
+        missing = missing_key(self.config)
+        if missing is not None:  # the provider would refuse it, each in its own words
+            raise _errors.planner_error(_errors.NO_KEY, missing)
+
         inputs = _history.build_inputs(history, native=program.native)
         observer = _step.LMObserver()
+        sink = _Counted(on_token) if on_token is not None else None
         try:
             with anyio.fail_after(self.timeout_s):
-                outcome = await _step.predict_step(program, inputs, tools, on_token, observer)
+                outcome = await _step.predict_step(program, inputs, tools, sink, observer)
         except TimeoutError as exc:
             detail = f"no decision within {self.timeout_s:g} s"
             raise _errors.planner_error(_errors.TIMEOUT, detail) from exc
         except _errors.MODEL_FAILURES as exc:
-            raise _errors.to_planner_error(exc, observer.chain, self.config.api_key) from exc
+            streamed = sink is not None and sink.count > 0
+            secret = self.config.api_key
+            raise _errors.to_planner_error(exc, observer.chain, secret, streamed=streamed) from exc
         return await _decision(outcome, observer.text, on_token)
 
     async def _ensure_program(self) -> Program:
@@ -155,6 +163,19 @@ def _imported(name: str) -> ModuleType | None:
     if module is None or getattr(module.__spec__, "_initializing", False):
         return None
     return module
+
+
+class _Counted:
+    """A token sink that counts what reached the author (a failure after some did cut the
+    answer off)."""
+
+    def __init__(self, sink: TokenSink) -> None:
+        self._sink = sink
+        self.count = 0
+
+    async def __call__(self, text: str) -> None:
+        self.count += 1
+        await self._sink(text)
 
 
 async def _decision(

@@ -88,7 +88,7 @@ def to_chat_turn(entry: ChatEntry) -> ChatTurn:
     )
 
 
-@functools.lru_cache(maxsize=65_536)
+@functools.lru_cache(maxsize=32_768)
 def _plain_turn(role: Role, content: str) -> ChatTurn:
     return ChatTurn(role=role, content=content)
 
