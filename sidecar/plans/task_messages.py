@@ -13,7 +13,7 @@ input while they run: the message is refused with the way on (cancel and run aga
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from sidecar.host.types import ToolOutcome
 from sidecar.llm.types import ToolSpec
