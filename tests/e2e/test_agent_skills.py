@@ -113,9 +113,7 @@ async def test_the_copy_holds_the_allowed_skills_before_the_agent_starts_and_non
         ".agents/skills/tide-tables/SKILL.md": "rewritten copy\n",
         "new.txt": "from the agent\n",
     }
-    agent = await Sidecar.start(
-        sidecar_data, workspace, initialize=True, **_standin(tmp_path, writes)
-    )
+    agent = await Sidecar.start(sidecar_data, workspace, **_standin(tmp_path, writes))
     try:
         thread = await agent.call("thread/create", {})
         text = "/delegate codex Improve the harbour report"
