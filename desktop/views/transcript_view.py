@@ -199,7 +199,7 @@ class TranscriptView(QWidget):
         self._settle.stop()
         self._pinned = True
         self._scroll_to_end()
-        QTimer.singleShot(0, self._scroll_to_end_if_pinned)  # after the new rows are laid out
+        QTimer.singleShot(0, self, self._scroll_to_end_if_pinned)  # after the new rows are laid out
 
     def plain_text(self) -> str:
         """Everything in the transcript, one entry per line (for tests and copying)."""
@@ -286,7 +286,7 @@ class TranscriptView(QWidget):
             if entry.streaming:
                 self._show_stream_growth(row, entry)
         if self._pinned:
-            QTimer.singleShot(0, self._scroll_to_end)
+            QTimer.singleShot(0, self, self._scroll_to_end)
 
     def _show_stream_growth(self, row: int, entry: MessageEntry) -> None:
         """Lay the rows out again only when the answer got taller; else repaint its row."""
@@ -315,7 +315,7 @@ class TranscriptView(QWidget):
         self._load_summaries()
         if self._revealing is None:
             self._pinned = not self._transcript.has_newer
-            QTimer.singleShot(0, self._scroll_to_end_if_pinned)
+            QTimer.singleShot(0, self, self._scroll_to_end_if_pinned)
 
     def _on_model_about_to_shift(self, first: int, last: int, inserted: bool) -> None:
         self._pending.clear()
@@ -388,7 +388,7 @@ class TranscriptView(QWidget):
         # A page that left the view at an edge (its rows laid out shorter than estimated) must
         # not strand the author there: scrolling further at the edge moves nothing, so no
         # scroll event would ask for the next page. Look again once the rows are laid out.
-        QTimer.singleShot(0, self._on_page_settled)
+        QTimer.singleShot(0, self, self._on_page_settled)
 
     def _on_page_settled(self) -> None:
         self._on_scroll_value_changed(self.list_view.verticalScrollBar().value())
@@ -404,7 +404,9 @@ class TranscriptView(QWidget):
             self._pinned = False
             pending = self._history.jump_to_start()
             if pending is not None:
-                pending.then(lambda _r: QTimer.singleShot(0, self.list_view.scrollToTop))
+                pending.then(
+                    lambda _r: QTimer.singleShot(0, self.list_view, self.list_view.scrollToTop)
+                )
                 return
         self.list_view.scrollToTop()
 
