@@ -710,5 +710,6 @@ async def test_the_author_messages_a_working_claude_code_task_from_the_run_tree(
     ]
     assert any("Keep it short." in line for line in written)
     [message] = [e for e in envelopes if e["kind"] == "message"]
-    assert message["payload"] == {"text": "Keep it short.", "from": "the author", "delivery": "stdin"}
+    payload = {"text": "Keep it short.", "from": "the author", "delivery": "stdin"}
+    assert message["payload"] == payload
     assert late == -32047
