@@ -4,7 +4,6 @@ over the run tree; a name the author gives later shows in both at once and is ke
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,8 +11,9 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.app import DesktopApp, build_desktop
-from sidecar.protocol import DEFAULT_THREAD_TITLE, RunEventParams
+from desktop.app import DesktopApp
+from sidecar.protocol import DEFAULT_THREAD_TITLE
+from tests.e2e.desktop_rig import completed, window_over_sidecar
 from tests.fakes.dspy_format import answer_text
 from tests.fakes.model_server import Reply, ScriptedModelServer
 from tests.fakes.openai_chat import openai_chat_server
@@ -31,34 +31,15 @@ def model() -> Iterator[ScriptedModelServer]:
 
 @pytest.fixture
 def app(qtbot: QtBot, tmp_path: Path, model: ScriptedModelServer) -> Iterator[DesktopApp]:
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ATRIUM_", "OPENAI_"))}
-    env.update(
-        ATRIUM_WORKSPACE=str(workspace),
-        ATRIUM_MODEL="openai/gpt-4o-mini",
-        ATRIUM_MODEL_API_BASE=model.url + "/v1",
-        ATRIUM_MODEL_API_KEY="sk-scripted",
-        PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
-    )
-    desktop = build_desktop(tmp_path / "data", env)
-    qtbot.addWidget(desktop.window)
-    with qtbot.waitSignal(desktop.client.initialized, timeout=30_000):
-        desktop.start()
-    yield desktop
-    desktop.shutdown()
-
-
-def _completed(params: RunEventParams) -> bool:
-    event = params.event
-    return event.type == "run_finished" and event.outcome == "completed"
+    with window_over_sidecar(qtbot, tmp_path, model, shown=False) as desktop:
+        yield desktop
 
 
 def _send(qtbot: QtBot, app: DesktopApp, text: str) -> None:
     editor = app.window.composer.editor
     editor.setPlainText(text)
     with qtbot.waitSignal(
-        app.client.run_event_received, timeout=WAIT_MS, check_params_cb=_completed
+        app.client.run_event_received, timeout=WAIT_MS, check_params_cb=completed
     ):
         qtbot.keyClick(editor, Qt.Key.Key_Return)
 
