@@ -25,6 +25,7 @@ from typing import Literal, TypeAlias
 from sidecar.plans.coordinator import Coordinator
 from sidecar.plans.dag import PlanError, TaskSpec
 from sidecar.plans.profiles import READ_ONLY_WITHHELD, Profile
+from sidecar.plans.strong import PROVIDERS
 
 Reach: TypeAlias = Literal["read_only", "writes"]
 
@@ -35,7 +36,6 @@ _KIND_NAMES = {
     "codex": "Codex",
     "openclaw": "OpenClaw",
 }
-PROVIDER_OF_KIND = {"claude_code": "claude", "codex": "codex", "openclaw": "openclaw"}
 
 
 def reach(profile: Profile) -> Reach:
@@ -88,7 +88,7 @@ def roster(profiles: dict[str, Profile], coordinator: Coordinator) -> list[Roste
         RosterEntry(
             profile,
             reach(profile),
-            missing.get(PROVIDER_OF_KIND.get(profile.kind, "")),
+            missing.get(PROVIDERS.get(profile.kind, "")),
             coordinator.running(profile.id),
         )
         for _id, profile in sorted(profiles.items())
