@@ -412,6 +412,18 @@ async def _dies(pid: int) -> None:
             await asyncio.sleep(0.05)
 
 
+def _working_claude_env(tmp_path: Path, log: Path, model: ScriptedModelServer) -> dict[str, str]:
+    """The fake Claude Code that announces its session, says a line and works on (it hangs
+    until stopped), logging to `log`; the main agent's model is `model`."""
+    return {
+        "ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)),
+        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "a.jsonl", ends=False)),
+        "FAKE_CLI_HANG_AFTER": "2",
+        "FAKE_CLI_LOG": str(log),
+        **model_env(model),
+    }
+
+
 async def _refused(agent: Sidecar, method: str, params: dict[str, Any]) -> int:
     """The error code the sidecar answers `method` with (it must refuse)."""
     with pytest.raises(RpcFailure) as refused:
@@ -613,13 +625,7 @@ async def test_an_authors_new_instruction_about_a_running_plan_proposes_a_revisi
     log = tmp_path / "fake.log"
     ids: dict[str, str] = {}
     _revising(model, ids)
-    env = {
-        "ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)),
-        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "a.jsonl", ends=False)),
-        "FAKE_CLI_HANG_AFTER": "2",
-        "FAKE_CLI_LOG": str(log),
-        **model_env(model),
-    }
+    env = _working_claude_env(tmp_path, log, model)
     agent = await Sidecar.start(sidecar_data, workspace, **env)
     try:
         thread_id, ids["plan"] = await _plan_running_claude(agent, "draft")
@@ -650,13 +656,7 @@ async def test_a_rejected_revision_leaves_the_running_plan_going_as_it_was(
     log = tmp_path / "fake.log"
     ids: dict[str, str] = {}
     _revising(model, ids)
-    env = {
-        "ATRIUM_CLAUDE_BIN": str(_fake_claude(tmp_path)),
-        "FAKE_CLI_TRANSCRIPT": str(_claude_transcript(tmp_path / "a.jsonl", ends=False)),
-        "FAKE_CLI_HANG_AFTER": "2",
-        "FAKE_CLI_LOG": str(log),
-        **model_env(model),
-    }
+    env = _working_claude_env(tmp_path, log, model)
     agent = await Sidecar.start(sidecar_data, workspace, **env)
     try:
         thread_id, ids["plan"] = await _plan_running_claude(agent, "draft")
